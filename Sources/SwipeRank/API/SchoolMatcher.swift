@@ -1,0 +1,183 @@
+import SwipeRankNumerics
+
+/// Scores every school for a student and turns the best into cards: match score, grade,
+/// explanations, matched majors and distance.
+///
+/// Immutable and `Sendable`: build one at start-up and share it between all requests.
+///
+///     let schools = try SchoolCatalog(schoolsPath: "datasets/schools.csv",
+///                                     majorsPath: "datasets/school_majors.csv")
+///     let matcher = SchoolMatcher(schools: schools)
+///     let response = try matcher.recommend(profile: profile, count: 10)
+public struct SchoolMatcher: Sendable {
+    /// The catalog.
+    public let schools: SchoolCatalog
+    /// How raw scores become match scores.
+    public let calibration: MatchCalibration
+    let columnIndex: [String: Int]
+
+    /// Creates a matcher.
+    ///
+    /// - Parameters:
+    ///   - schools: The catalog.
+    ///   - calibration: Raw score → match score.
+    public init(schools: SchoolCatalog, calibration: MatchCalibration = .default) {
+        self.schools = schools
+        self.calibration = calibration
+        self.columnIndex = Dictionary(uniqueKeysWithValues: schools.catalog.columns.enumerated().map { ($1.name, $0) })
+    }
+
+    /// Resolves a profile against the catalog (majors, relative terms).
+    ///
+    /// - Parameter profile: The profile.
+    /// - Returns: The resolved student.
+    /// - Throws: `DataError` for an invalid profile or an unknown major.
+    /// - Complexity: O(N).
+    public func student(_ profile: StudentProfile) throws(DataError) -> MatchStudent {
+        try profile.validate()
+        return try MatchStudent(profile: profile, schools: schools)
+    }
+
+    /// The card for one school.
+    ///
+    /// - Parameters:
+    ///   - row: The school's row.
+    ///   - raw: Its raw score.
+    ///   - student: The student.
+    ///   - weights: The weights that scored it.
+    ///   - isProbe: Whether it is served as a probe.
+    /// - Returns: The card.
+    /// - Complexity: O(d + k + the student's majors).
+    public func card(row: Int, raw: Float, student: MatchStudent, weights: PreferenceWeights,
+                     isProbe: Bool = false) -> Recommendation {
+        // Four decimals for the score and 0.1 mi for the distance: more would be noise from Float.
+        let match = (calibration.matchScore(raw: Double(raw)) * 10_000).rounded() / 10_000
+        return Recommendation(
+            school: summary(row: row), matchScore: match, grade: Grade(matchScore: match),
+            explanations: explanations(row: row, student: student, weights: weights), isProbe: isProbe,
+            matchedMajors: student.matchedMajors(row: row, schools: schools),
+            distance: row < student.distances.count ? (Double(student.distances[row]) * 10).rounded() / 10 : nil)
+    }
+
+    /// The best `count` schools for a student under given weights.
+    ///
+    /// - Parameters:
+    ///   - student: The student.
+    ///   - weights: The weights (cold start or learned).
+    ///   - count: How many cards.
+    ///   - workspace: Reused buffers.
+    /// - Returns: Cards, best first (ties to the lower row).
+    /// - Complexity: O(N × (d + 4) + N log count).
+    public func recommendations(for student: MatchStudent, weights: PreferenceWeights, count: Int,
+                                workspace: inout ScoringWorkspace) -> [Recommendation] {
+        schools.catalog.topItems(k: count, weights: weights, terms: student.terms, workspace: &workspace)
+        return workspace.top.map { card(row: $0, raw: workspace.scores[$0], student: student, weights: weights) }
+    }
+
+    /// Stateless recommendations for a profile with its cold-start weights.
+    ///
+    /// - Parameters:
+    ///   - profile: The student's profile.
+    ///   - count: How many cards, ≥ 0.
+    /// - Returns: The response, with the cold-start learning state and zero swipes.
+    /// - Throws: `DataError` for an invalid profile or an unknown major.
+    /// - Complexity: O(N × d + N log count).
+    public func recommend(profile: StudentProfile, count: Int) throws(DataError) -> RecommendationResponse {
+        let student = try student(profile)
+        let weights = coldStartWeights(for: student)
+        var workspace = ScoringWorkspace()
+        return RecommendationResponse(
+            recommendations: recommendations(for: student, weights: weights, count: count, workspace: &workspace),
+            learningState: LearningState(totalSwipes: 0, preferenceWeights: namedWeights(weights)),
+            totalSwipes: 0)
+    }
+
+    /// Cold-start recommendations for many profiles, scored with one `cblas_sgemm`.
+    ///
+    /// Equal to calling `recommend(profile:count:)` for each profile, up to float rounding.
+    ///
+    /// - Parameters:
+    ///   - profiles: The profiles.
+    ///   - count: Cards per student.
+    /// - Returns: One response per profile, in order.
+    /// - Throws: `DataError` for the first invalid profile.
+    /// - Complexity: O(S × N × d + S × N log count).
+    public func recommend(profiles: [StudentProfile], count: Int) throws(DataError) -> [RecommendationResponse] {
+        var students: [MatchStudent] = []
+        for profile in profiles { students.append(try student(profile)) }
+        let weights = students.map(coldStartWeights(for:))
+        let scores = schools.catalog.scores(batch: weights, terms: students.map(\.terms))
+        var selector = TopKSelector()
+        var top: [Int] = []
+        var row = [Float](repeating: 0, count: schools.catalog.count)
+        return students.indices.map { s in
+            for i in 0..<row.count { row[i] = scores[s, i] }
+            selector.select(k: count, from: row, into: &top)
+            return RecommendationResponse(
+                recommendations: top.map { card(row: $0, raw: row[$0], student: students[s], weights: weights[s]) },
+                learningState: LearningState(totalSwipes: 0, preferenceWeights: namedWeights(weights[s])),
+                totalSwipes: 0)
+        }
+    }
+
+    /// The item summary of a school: id, name and its display attributes (numbers as numbers,
+    /// null for gaps).
+    ///
+    /// - Parameter row: The school.
+    /// - Returns: The summary.
+    public func summary(row: Int) -> ItemSummary {
+        let catalog = schools.catalog
+        var attributes: [String: ItemSummary.Value] = [:]
+        for (a, name) in catalog.textAttributeNames.enumerated() {
+            let value = catalog.textValues[a][row]
+            attributes[name] = value.isEmpty ? .missing : .text(value)
+        }
+        for (a, name) in catalog.numericAttributeNames.enumerated() {
+            attributes[name] = catalog.numericValues[a][row].map { .number($0) } ?? .missing
+        }
+        if let location = catalog.locations[row] {
+            attributes["latitude"] = .number(location.latitude)
+            attributes["longitude"] = .number(location.longitude)
+        }
+        return ItemSummary(id: catalog.ids[row], name: catalog.names[row], attributes: attributes)
+    }
+
+    /// Named weights a person understands, derived from the model's weights:
+    ///
+    /// | name | from |
+    /// |---|---|
+    /// | `academic_selectivity` | `selectivity` + `sat_avg` weights |
+    /// | `academic_fit` | `academic_fit` term |
+    /// | `cost_weight` | `budget` term − `net_price` weight (both favour cheaper schools) |
+    /// | `distance_weight` | `distance` term |
+    /// | `major_weight` | `major_fit` term |
+    /// | `size_preference` | `size=large` − `size=small` (positive: prefers large) |
+    /// | `public_preference` | `control=public` − `control=private_nonprofit` |
+    /// | `urban_preference` | mean of `locale=city_*` − mean of `locale=rural_*` |
+    /// | `graduation_weight` | `completion_rate` |
+    /// | `earnings_weight` | `earnings` |
+    ///
+    /// - Parameter weights: The model's weights.
+    /// - Returns: Name → weight, rounded to 4 decimals.
+    public func namedWeights(_ weights: PreferenceWeights) -> [String: Double] {
+        func w(_ name: String) -> Double { columnIndex[name].map { Double(weights.features[$0]) } ?? 0 }
+        func mean(_ prefix: String) -> Double {
+            let names = SchoolCatalog.locales.filter { $0.hasPrefix(prefix) }
+            return names.map { w("locale=\($0)") }.reduce(0, +) / Double(max(1, names.count))
+        }
+        let t = weights.terms.map(Double.init)
+        let named: [String: Double] = [
+            "academic_selectivity": w("selectivity") + w("sat_avg"),
+            "academic_fit": t[2],
+            "cost_weight": t[1] - w("net_price"),
+            "distance_weight": t[0],
+            "major_weight": t[3],
+            "size_preference": w("size=large") - w("size=small"),
+            "public_preference": w("control=public") - w("control=private_nonprofit"),
+            "urban_preference": mean("city") - mean("rural"),
+            "graduation_weight": w("completion_rate"),
+            "earnings_weight": w("earnings"),
+        ]
+        return named.mapValues { ($0 * 10_000).rounded() / 10_000 }
+    }
+}

@@ -1,0 +1,264 @@
+import Foundation
+
+/// A CSV file parsed into rows of text fields, each field remembering where it stood.
+///
+/// RFC 4180: fields separated by commas, rows by `\n` or `\r\n`; a field may be quoted with `"`,
+/// and inside quotes commas, line breaks and doubled quotes (`""`) are literal. A UTF-8 byte
+/// order mark is skipped. A blank line at the end of the file is ignored; any other row must
+/// have as many fields as the header.
+///
+/// Why not yaslab/CSV.swift or SwiftCSV: neither reports where a malformed row is, and every
+/// data error here must name `file:line:column`. This parser is one pass over the bytes.
+///
+///     let table = try CSVTable(contentsOfFile: "datasets/schools.csv")
+///     let sat = try table.column(named: "sat_avg")
+///     for row in table.rows { let cell = row[sat] }           // String, "" when missing
+public struct CSVTable: Sendable {
+    /// One data row.
+    public struct Row: Sendable {
+        /// The 1-based line the row starts on.
+        public let line: Int
+        /// The fields, one per header column.
+        public let fields: [String]
+        /// The 1-based byte column where each field starts.
+        public let columns: [Int]
+        /// The field in column `index`.
+        public subscript(index: Int) -> String { fields[index] }
+    }
+
+    /// The name shown in errors, usually the file's path.
+    public let source: String
+    /// The header names, in order.
+    public let header: [String]
+    /// The data rows, in file order.
+    public let rows: [Row]
+
+    /// Reads and parses a CSV file.
+    ///
+    /// - Parameter path: The file's path; it also names the file in errors.
+    /// - Throws: `DataError` `.unreadable` if the file cannot be read, `.malformedRow` if a row
+    ///   does not parse or has the wrong number of fields.
+    /// - Complexity: O(size of the file).
+    public init(contentsOfFile path: String) throws(DataError) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw DataError(.unreadable, source: path, detail: "cannot read file")
+        }
+        try self.init(bytes: Array(data), source: path)
+    }
+
+    /// Parses CSV text.
+    ///
+    /// - Parameters:
+    ///   - text: The CSV text.
+    ///   - source: The name to show in errors.
+    /// - Throws: `DataError` `.malformedRow`.
+    /// - Complexity: O(length of the text).
+    public init(text: String, source: String) throws(DataError) {
+        try self.init(bytes: Array(text.utf8), source: source)
+    }
+
+    /// Parses CSV bytes (UTF-8).
+    ///
+    /// - Parameters:
+    ///   - bytes: The file's bytes.
+    ///   - source: The name to show in errors.
+    /// - Throws: `DataError` `.malformedRow` or `.unreadable` (invalid UTF-8).
+    /// - Complexity: O(bytes.count).
+    public init(bytes: [UInt8], source: String) throws(DataError) {
+        self.source = source
+        (header, rows) = try bytes.withUnsafeBufferPointer { buffer throws(DataError) in
+            try CSVTable.parse(buffer, source: source)
+        }
+    }
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, source: String) throws(DataError) -> ([String], [Row]) {
+        var parser = Parser(bytes: bytes, source: source)
+        guard let headerRow = try parser.nextRow() else {
+            throw DataError(.malformedRow, source: source, line: 1, column: 1, detail: "empty file: no header row")
+        }
+        let header = headerRow.fields.map { $0.trimmedSpaces }
+        var rows: [Row] = []
+        while let row = try parser.nextRow() {
+            if row.fields.count == 1 && row.fields[0].isEmpty && parser.atEnd { break }
+            guard row.fields.count == header.count else {
+                throw DataError(.malformedRow, source: source, line: row.line,
+                                column: row.columns[min(row.columns.count, header.count) - 1],
+                                detail: "row has \(row.fields.count) fields, the header has \(header.count)")
+            }
+            rows.append(row)
+        }
+        return (header, rows)
+    }
+
+    /// The index of the column with this header name.
+    ///
+    /// - Parameter name: The header name.
+    /// - Returns: Its index in every row.
+    /// - Throws: `DataError` `.missingColumn` naming the file and the columns it has.
+    /// - Complexity: O(number of columns).
+    public func column(named name: String) throws(DataError) -> Int {
+        guard let index = header.firstIndex(of: name) else {
+            throw DataError(.missingColumn, source: source, line: 1, field: name,
+                            detail: "missing required column \"\(name)\" (header has: \(header.joined(separator: ", ")))")
+        }
+        return index
+    }
+
+    /// The index of the column with this header name, or `nil` if there is none.
+    ///
+    /// - Parameter name: The header name.
+    /// - Complexity: O(number of columns).
+    public func optionalColumn(named name: String) -> Int? { header.firstIndex(of: name) }
+
+    /// An error located at one cell.
+    ///
+    /// - Parameters:
+    ///   - kind: The kind of problem.
+    ///   - row: The row.
+    ///   - column: The column index.
+    ///   - detail: What went wrong.
+    /// - Returns: A `DataError` naming `file:line:column` and the column's header name.
+    public func error(_ kind: DataError.Kind, row: Row, column: Int, detail: String) -> DataError {
+        DataError(kind, source: source, line: row.line, column: row.columns[column],
+                  field: header[column], detail: detail)
+    }
+
+    /// The number in one cell, or `nil` if the cell is empty (a missing value).
+    ///
+    /// - Parameters:
+    ///   - row: The row.
+    ///   - column: The column index.
+    /// - Returns: The finite value, or `nil` for an empty cell.
+    /// - Throws: `DataError` `.nonNumeric` for text, `.nonFinite` for NaN or an infinity.
+    public func number(row: Row, column: Int) throws(DataError) -> Double? {
+        let text = row.fields[column].trimmedSpaces
+        if text.isEmpty { return nil }
+        guard let value = Double(text) else {
+            throw error(.nonNumeric, row: row, column: column,
+                        detail: "non-numeric value \"\(text)\" in column \"\(header[column])\"")
+        }
+        guard value.isFinite else {
+            throw error(.nonFinite, row: row, column: column,
+                        detail: "non-finite value \"\(text)\" in column \"\(header[column])\"")
+        }
+        return value
+    }
+
+    /// The number in one cell, which must not be empty.
+    ///
+    /// - Parameters:
+    ///   - row: The row.
+    ///   - column: The column index.
+    /// - Returns: The finite value.
+    /// - Throws: `DataError` `.missingValue`, `.nonNumeric` or `.nonFinite`.
+    public func requiredNumber(row: Row, column: Int) throws(DataError) -> Double {
+        guard let value = try number(row: row, column: column) else {
+            throw error(.missingValue, row: row, column: column,
+                        detail: "empty value in required column \"\(header[column])\"")
+        }
+        return value
+    }
+}
+
+/// The byte-level RFC 4180 state machine.
+private struct Parser {
+    let bytes: UnsafeBufferPointer<UInt8>
+    let source: String
+    var position = 0
+    var line = 1
+    var lineStart = 0
+
+    init(bytes: UnsafeBufferPointer<UInt8>, source: String) {
+        self.bytes = bytes
+        self.source = source
+        if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF { position = 3; lineStart = 3 }
+    }
+
+    var atEnd: Bool { position >= bytes.count }
+
+    mutating func nextRow() throws(DataError) -> CSVTable.Row? {
+        guard position < bytes.count else { return nil }
+        let rowLine = line
+        var fields: [String] = []
+        var columns: [Int] = []
+        let quote = UInt8(ascii: "\""), comma = UInt8(ascii: ","), lf = UInt8(ascii: "\n"), cr = UInt8(ascii: "\r")
+        while true {
+            let fieldColumn = position - lineStart + 1
+            let fieldLine = line
+            if position < bytes.count && bytes[position] == quote {
+                var value: [UInt8] = []
+                position += 1
+                var closed = false
+                while position < bytes.count {
+                    let b = bytes[position]
+                    if b == quote {
+                        if position + 1 < bytes.count && bytes[position + 1] == quote {
+                            value.append(quote); position += 2; continue
+                        }
+                        position += 1; closed = true; break
+                    }
+                    if b == lf { line += 1; lineStart = position + 1 }
+                    value.append(b)
+                    position += 1
+                }
+                guard closed else {
+                    throw DataError(.malformedRow, source: source, line: fieldLine, column: fieldColumn,
+                                    detail: "unterminated quoted field")
+                }
+                if position < bytes.count, bytes[position] != comma, bytes[position] != lf, bytes[position] != cr {
+                    throw DataError(.malformedRow, source: source, line: line, column: position - lineStart + 1,
+                                    detail: "unexpected text after a closing quote")
+                }
+                guard let text = String(validating: value, as: UTF8.self) else {
+                    throw DataError(.unreadable, source: source, line: fieldLine, column: fieldColumn,
+                                    detail: "field is not valid UTF-8")
+                }
+                fields.append(text)
+            } else {
+                // Unquoted: scan to the delimiter and decode the slice in one go.
+                let start = position
+                while position < bytes.count {
+                    let b = bytes[position]
+                    if b == comma || b == lf || b == cr { break }
+                    if b == quote {
+                        throw DataError(.malformedRow, source: source, line: line, column: position - lineStart + 1,
+                                        detail: "a quote inside an unquoted field (quote the whole field and double the quote)")
+                    }
+                    position += 1
+                }
+                guard let text = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self) else {
+                    throw DataError(.unreadable, source: source, line: fieldLine, column: fieldColumn,
+                                    detail: "field is not valid UTF-8")
+                }
+                fields.append(text)
+            }
+            columns.append(fieldColumn)
+            if position >= bytes.count { break }
+            let b = bytes[position]
+            if b == comma { position += 1; continue }
+            // End of row: \n or \r\n.
+            if b == cr { position += 1 }
+            if position < bytes.count && bytes[position] == lf { position += 1 }
+            line += 1
+            lineStart = position
+            break
+        }
+        return CSVTable.Row(line: rowLine, fields: fields, columns: columns)
+    }
+}
+
+extension String {
+    /// The string without leading and trailing spaces and tabs (cheaper than Foundation's
+    /// trimming, which matters for the 680,000 cells of the majors file).
+    var trimmedSpaces: String {
+        let utf8 = self.utf8
+        guard let first = utf8.first, let last = utf8.last,
+              first == 0x20 || first == 0x09 || last == 0x20 || last == 0x09 else { return self }
+        var start = utf8.startIndex, end = utf8.endIndex
+        while start < end, utf8[start] == 0x20 || utf8[start] == 0x09 { start = utf8.index(after: start) }
+        while end > start, utf8[utf8.index(before: end)] == 0x20 || utf8[utf8.index(before: end)] == 0x09 {
+            end = utf8.index(before: end)
+        }
+        return String(self[start..<end])
+    }
+}

@@ -1,0 +1,285 @@
+import Foundation
+import SwipeRankNumerics
+
+/// A loaded set of items: ids, names, locations, raw attributes and the N × d feature matrix.
+///
+/// Immutable once built, so one catalog can serve every request of a process concurrently.
+/// Rows of `features` follow `ids`; columns follow `columns`.
+///
+///     let table = try CSVTable(contentsOfFile: "items.csv")
+///     let catalog = try Catalog(table: table, schema: schema)
+///     catalog.features            // Matrix, N × d, row-major Float32
+public struct Catalog: Sendable {
+    /// Item ids, in row order.
+    public let ids: [String]
+    /// Display names, in row order.
+    public let names: [String]
+    /// Item locations (nil where the catalog has none).
+    public let locations: [GeoPoint?]
+    /// The names of the text attributes, in `textValues` order.
+    public let textAttributeNames: [String]
+    /// Text attribute values: `textValues[attribute][row]`.
+    public let textValues: [[String]]
+    /// The names of the raw numeric attributes, in `numericValues` order.
+    public let numericAttributeNames: [String]
+    /// Raw numeric attribute values: `numericValues[attribute][row]`, nil where missing.
+    public let numericValues: [[Double?]]
+    /// The feature matrix, N × d, row-major.
+    public let features: Matrix
+    /// What each feature column means.
+    public let columns: [FeatureColumn]
+    /// Where the catalog came from (a path or a name), for messages.
+    public let source: String
+
+    // Unit vectors of the locations, as three contiguous arrays, so distances to all items
+    // are three fused multiply-adds and one asin each (NaN where an item has no location).
+    let unitX: [Float], unitY: [Float], unitZ: [Float]
+    private let rowByID: [String: Int]
+
+    /// The number of items.
+    public var count: Int { ids.count }
+    /// The number of feature columns, d.
+    public var dimension: Int { columns.count }
+
+    /// The row of the item with this id.
+    ///
+    /// - Parameter id: An item id.
+    /// - Returns: Its row, or nil.
+    /// - Complexity: O(1) on average.
+    public func row(of id: String) -> Int? { rowByID[id] }
+
+    /// The index of a numeric attribute by name.
+    ///
+    /// - Parameter name: The attribute's column name.
+    /// - Returns: Its index in `numericValues`, or nil.
+    public func numericAttribute(named name: String) -> Int? { numericAttributeNames.firstIndex(of: name) }
+
+    /// The index of a text attribute by name.
+    ///
+    /// - Parameter name: The attribute's column name.
+    /// - Returns: Its index in `textValues`, or nil.
+    public func textAttribute(named name: String) -> Int? { textAttributeNames.firstIndex(of: name) }
+
+    /// Builds a catalog from a parsed CSV and a schema.
+    ///
+    /// Transforms, per `FeatureSpec`: numeric values are transformed, missing ones imputed with
+    /// the median of the observed transformed values (plus a `<name>_missing` indicator), then
+    /// z-scored with the mean and standard deviation over all items (a constant column stays
+    /// 0). Categorical and binned features become one 0/1 column per category. External
+    /// features are appended last, in the order given.
+    ///
+    /// - Parameters:
+    ///   - table: The parsed item CSV.
+    ///   - schema: How to read it.
+    ///   - external: Extra feature columns keyed by item id.
+    /// - Throws: `DataError` naming `file:line:column` for a missing column, an empty id, a
+    ///   duplicate id, a non-numeric or non-finite number, a coordinate out of range, a
+    ///   category not in the schema, or an empty required value.
+    /// - Complexity: O(N × d).
+    public init(table: CSVTable, schema: ItemSchema, external: [ExternalFeature] = []) throws(DataError) {
+        source = table.source
+        let idColumn = try table.column(named: schema.idColumn)
+        let nameColumn = try table.column(named: schema.nameColumn)
+        var ids: [String] = [], names: [String] = [], rowByID: [String: Int] = [:]
+        ids.reserveCapacity(table.rows.count)
+        for row in table.rows {
+            let id = row[idColumn].trimmedSpaces
+            guard !id.isEmpty else {
+                throw table.error(.missingValue, row: row, column: idColumn, detail: "empty id in column \"\(schema.idColumn)\"")
+            }
+            if let first = rowByID[id] {
+                throw table.error(.duplicateID, row: row, column: idColumn,
+                                  detail: "duplicate id \"\(id)\" (first on line \(table.rows[first].line))")
+            }
+            rowByID[id] = ids.count
+            ids.append(id)
+            names.append(row[nameColumn])
+        }
+        self.ids = ids
+        self.names = names
+        self.rowByID = rowByID
+
+        // Locations.
+        var locations = [GeoPoint?](repeating: nil, count: ids.count)
+        if let (latName, lonName) = schema.coordinateColumns {
+            let lat = try table.column(named: latName), lon = try table.column(named: lonName)
+            for (r, row) in table.rows.enumerated() {
+                let la = try table.number(row: row, column: lat), lo = try table.number(row: row, column: lon)
+                switch (la, lo) {
+                case (nil, nil): continue
+                case let (la?, lo?):
+                    guard (-90...90).contains(la) else {
+                        throw table.error(.outOfRange, row: row, column: lat, detail: "latitude \(la) is outside -90...90")
+                    }
+                    guard (-180...180).contains(lo) else {
+                        throw table.error(.outOfRange, row: row, column: lon, detail: "longitude \(lo) is outside -180...180")
+                    }
+                    locations[r] = try GeoPoint(latitude: la, longitude: lo)
+                default:
+                    let missing = la == nil ? lat : lon
+                    throw table.error(.missingValue, row: row, column: missing,
+                                      detail: "latitude and longitude must both be given or both be empty")
+                }
+            }
+        }
+        self.locations = locations
+        var ux = [Float](), uy = [Float](), uz = [Float]()
+        for location in locations {
+            if let (x, y, z) = location?.unitVector {
+                ux.append(Float(x)); uy.append(Float(y)); uz.append(Float(z))
+            } else {
+                ux.append(.nan); uy.append(.nan); uz.append(.nan)
+            }
+        }
+        unitX = ux; unitY = uy; unitZ = uz
+
+        // Raw attributes.
+        textAttributeNames = schema.textAttributes
+        var texts: [[String]] = []
+        for name in schema.textAttributes {
+            let c = try table.column(named: name)
+            texts.append(table.rows.map { $0[c] })
+        }
+        textValues = texts
+        numericAttributeNames = schema.numericAttributes
+        var numbers: [[Double?]] = []
+        for name in schema.numericAttributes {
+            let c = try table.column(named: name)
+            var values: [Double?] = []
+            values.reserveCapacity(table.rows.count)
+            for row in table.rows { values.append(try table.number(row: row, column: c)) }
+            numbers.append(values)
+        }
+        numericValues = numbers
+
+        // Feature columns, built column by column, then interleaved into the row-major matrix.
+        var columnValues: [[Float]] = []
+        var columns: [FeatureColumn] = []
+        for spec in schema.features {
+            try FeatureBuilder.build(spec, table: table, into: &columnValues, columns: &columns)
+        }
+        for feature in external {
+            columns.append(feature.column)
+            columnValues.append(ids.map { feature.values[$0] ?? feature.defaultValue })
+        }
+        var seen = Set<String>()
+        for column in columns {
+            precondition(seen.insert(column.name).inserted, "Feature column name \"\(column.name)\" is used twice in the schema")
+        }
+        self.columns = columns
+        let n = ids.count, d = columns.count
+        var elements = ContiguousArray<Float>(repeating: 0, count: n * d)
+        for (c, values) in columnValues.enumerated() {
+            for r in 0..<n { elements[r * d + c] = values[r] }
+        }
+        features = Matrix(rows: n, columns: d, elements: elements)
+    }
+
+    /// Writes the great-circle distance in miles from `home` to every item into `distances`
+    /// (NaN for items without a location).
+    ///
+    /// Uses the chord between unit vectors, `d = 2R·asin(‖p − q‖ / 2)`, which equals the
+    /// haversine distance and stays accurate for nearby points.
+    ///
+    /// - Parameters:
+    ///   - home: The origin.
+    ///   - distances: Resized to `count` and overwritten.
+    /// - Complexity: O(N).
+    public func distancesMiles(from home: GeoPoint, into distances: inout [Float]) {
+        let (hx, hy, hz) = home.unitVector
+        let x0 = Float(hx), y0 = Float(hy), z0 = Float(hz)
+        let twoR = Float(2 * GeoPoint.earthRadiusMiles)
+        if distances.count != count { distances = [Float](repeating: 0, count: count) }
+        for i in 0..<count {
+            let dx = unitX[i] - x0, dy = unitY[i] - y0, dz = unitZ[i] - z0
+            let chord = (dx * dx + dy * dy + dz * dz).squareRoot()
+            distances[i] = twoR * asinf(min(1, chord * 0.5))
+        }
+    }
+}
+
+/// Turns one `FeatureSpec` into matrix columns.
+private enum FeatureBuilder {
+    static func build(_ spec: FeatureSpec, table: CSVTable, into values: inout [[Float]],
+                      columns: inout [FeatureColumn]) throws(DataError) {
+        let c = try table.column(named: spec.column)
+        let n = table.rows.count
+        var missing = [Bool](repeating: false, count: n)
+        switch spec.kind {
+        case let .numeric(transform, standardize):
+            var raw = [Double](repeating: 0, count: n)
+            for (r, row) in table.rows.enumerated() {
+                if let v = try value(table, row, c, spec) {
+                    switch transform {
+                    case .identity: raw[r] = v
+                    case .log1p: raw[r] = Foundation.log1p(max(0, v))
+                    case .oneMinus: raw[r] = 1 - v
+                    }
+                } else {
+                    missing[r] = true
+                }
+            }
+            let observed = raw.indices.filter { !missing[$0] }.map { raw[$0] }.sorted()
+            let median = observed.isEmpty ? 0 : (observed[(observed.count - 1) / 2] + observed[observed.count / 2]) / 2
+            for r in 0..<n where missing[r] { raw[r] = median }
+            var center = 0.0, scale = 1.0
+            if standardize, n > 0 {
+                center = raw.reduce(0, +) / Double(n)
+                let variance = raw.reduce(0) { $0 + ($1 - center) * ($1 - center) } / Double(n)
+                scale = variance > 0 ? variance.squareRoot() : 1
+            }
+            columns.append(FeatureColumn(name: spec.name, group: spec.group, source: spec.column,
+                                         role: .value, center: center, scale: scale))
+            values.append(raw.map { Float(($0 - center) / scale) })
+        case let .categorical(categories):
+            var labels: [String] = table.rows.map { $0[c].trimmedSpaces }
+            let allowed = categories ?? Array(Set(labels.filter { !$0.isEmpty })).sorted()
+            let position = Dictionary(uniqueKeysWithValues: allowed.enumerated().map { ($1, $0) })
+            var oneHot = [[Float]](repeating: [Float](repeating: 0, count: n), count: allowed.count)
+            for (r, row) in table.rows.enumerated() {
+                if labels[r].isEmpty {
+                    guard spec.missing == .imputeWithIndicator else {
+                        throw table.error(.missingValue, row: row, column: c, detail: "empty value in required column \"\(spec.column)\"")
+                    }
+                    missing[r] = true
+                    continue
+                }
+                guard let k = position[labels[r]] else {
+                    throw table.error(.invalidValue, row: row, column: c,
+                                      detail: "\"\(labels[r])\" is not a category of column \"\(spec.column)\" (allowed: \(allowed.joined(separator: ", ")))")
+                }
+                oneHot[k][r] = 1
+            }
+            labels.removeAll()
+            for (k, category) in allowed.enumerated() {
+                columns.append(FeatureColumn(name: "\(spec.name)=\(category)", group: spec.group,
+                                             source: spec.column, role: .category, category: category))
+                values.append(oneHot[k])
+            }
+        case let .bins(edges, labels):
+            precondition(labels.count == edges.count + 1 && edges == edges.sorted(),
+                         "Bins need sorted edges and one more label than edges")
+            var oneHot = [[Float]](repeating: [Float](repeating: 0, count: n), count: labels.count)
+            for (r, row) in table.rows.enumerated() {
+                guard let v = try value(table, row, c, spec) else { missing[r] = true; continue }
+                oneHot[edges.firstIndex(where: { v < $0 }) ?? edges.count][r] = 1
+            }
+            for (k, label) in labels.enumerated() {
+                columns.append(FeatureColumn(name: "\(spec.name)=\(label)", group: spec.group,
+                                             source: spec.column, role: .category, category: label))
+                values.append(oneHot[k])
+            }
+        }
+        if spec.missing == .imputeWithIndicator {
+            columns.append(FeatureColumn(name: "\(spec.name)_missing", group: spec.group,
+                                         source: spec.column, role: .missingIndicator))
+            values.append(missing.map { $0 ? 1 : 0 })
+        }
+    }
+
+    private static func value(_ table: CSVTable, _ row: CSVTable.Row, _ c: Int,
+                              _ spec: FeatureSpec) throws(DataError) -> Double? {
+        if spec.missing == .reject { return try table.requiredNumber(row: row, column: c) }
+        return try table.number(row: row, column: c)
+    }
+}

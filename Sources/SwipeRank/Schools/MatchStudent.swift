@@ -1,0 +1,96 @@
+import Foundation
+import SwipeRankNumerics
+
+/// A student resolved against a school catalog: the profile, the majors as CIP codes, and the
+/// four student-relative terms over every school.
+///
+/// Terms (rows of `terms`, each about −1…1, 0 where the student or the school lacks the input):
+///
+/// | term | value for a school at distance d, cost c, SAT S |
+/// |---|---|
+/// | `distance` | d ≤ p: 1 − d/(2p) (1 at home, ½ at the preferred maximum p); beyond: max(−1, ½ − (d − p)/p) |
+/// | `budget` | r = c / budget; r ≤ 1: 1 − r/2; beyond: max(−1, ½ − 2(r − 1)) |
+/// | `academic_fit` | 2·exp(−½((sat − S)/150)²) − 1 |
+/// | `major_fit` | k of m majors offered: ½ + ½·k/m; none but one in the same CIP family: 0; none at all: −1 |
+public struct MatchStudent: Sendable {
+    /// The term names, in row order.
+    public static let termNames = ["distance", "budget", "academic_fit", "major_fit"]
+
+    /// The profile.
+    public let profile: StudentProfile
+    /// The intended majors, resolved.
+    public let majors: [MajorsIndex.ResolvedMajor]
+    /// The terms, 4 × N.
+    public let terms: RelativeTerms
+    /// Miles from home to each school; empty without a home.
+    public let distances: [Float]
+
+    /// Resolves a profile and computes its terms over all schools.
+    ///
+    /// - Parameters:
+    ///   - profile: A validated profile.
+    ///   - schools: The catalog.
+    /// - Throws: `DataError` `.unknownReference` for a major that matches nothing.
+    /// - Complexity: O(N + postings of the student's majors).
+    public init(profile: StudentProfile, schools: SchoolCatalog) throws(DataError) {
+        self.profile = profile
+        var majors: [MajorsIndex.ResolvedMajor] = []
+        for text in profile.intendedMajors { majors.append(try schools.majors.resolve(text)) }
+        self.majors = majors
+        let n = schools.catalog.count
+        var values = Matrix(rows: MatchStudent.termNames.count, columns: n)
+        var distances: [Float] = []
+        if let home = profile.home {
+            schools.catalog.distancesMiles(from: home, into: &distances)
+            let p = Float(profile.maxDistanceMiles)
+            for i in 0..<n where !distances[i].isNaN {
+                let d = distances[i]
+                values[0, i] = d <= p ? 1 - d / (2 * p) : max(-1, 0.5 - (d - p) / p)
+            }
+        }
+        if let budget = profile.annualBudget {
+            let b = Float(budget)
+            for i in 0..<n {
+                guard let cost = schools.estimatedCost(row: i, homeState: profile.homeState) else { continue }
+                let r = Float(cost) / b
+                values[1, i] = r <= 1 ? 1 - r / 2 : max(-1, 0.5 - 2 * (r - 1))
+            }
+        }
+        if let sat = profile.sat {
+            let s = Float(sat)
+            for i in 0..<n where !schools.satAverage[i].isNaN {
+                let z = (s - schools.satAverage[i]) / 150
+                values[2, i] = 2 * expf(-0.5 * z * z) - 1
+            }
+        }
+        if !majors.isEmpty {
+            var offered = [Int](repeating: 0, count: n)
+            var stamp = [Int](repeating: -1, count: n)
+            for (m, major) in majors.enumerated() {
+                for code in major.cipCodes {
+                    for offering in schools.majors.offerings[code] ?? [] where stamp[offering.row] != m {
+                        stamp[offering.row] = m
+                        offered[offering.row] += 1
+                    }
+                }
+            }
+            let families = Set(majors.flatMap { $0.cipCodes.map { String($0.prefix(2)) } })
+            let m = Float(majors.count)
+            for i in 0..<n {
+                values[3, i] = offered[i] > 0 ? 0.5 + 0.5 * Float(offered[i]) / m : (schools.majors.families[i].isDisjoint(with: families) ? -1 : 0)
+            }
+        }
+        terms = RelativeTerms(names: MatchStudent.termNames, values: values)
+        self.distances = distances
+    }
+
+    /// The student's majors that school `row` offers, by label, in the student's order.
+    ///
+    /// - Parameters:
+    ///   - row: The school.
+    ///   - schools: The catalog.
+    /// - Returns: Labels of offered majors.
+    public func matchedMajors(row: Int, schools: SchoolCatalog) -> [String] {
+        majors.filter { major in major.cipCodes.contains { schools.majors.programs[row].contains($0) } }.map(\.label)
+    }
+}

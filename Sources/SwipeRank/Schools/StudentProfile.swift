@@ -1,0 +1,225 @@
+import Foundation
+
+/// What a student tells the app about themselves; the source of the cold-start preferences and
+/// of the student-relative terms (distance, budget, academic fit, major match).
+///
+/// JSON form (every field optional but `max_distance_miles`, which defaults to 500):
+///
+///     {"home": {"latitude": 42.36, "longitude": -71.06}, "home_state": "MA",
+///      "max_distance_miles": 300, "annual_budget": 30000, "sat": 1350,
+///      "intended_majors": ["Computer Science", "52.02"], "size_preference": "medium",
+///      "control_preference": "public", "setting_preference": "city",
+///      "academic_priority": 0.7, "earnings_priority": 0.5}
+public struct StudentProfile: Sendable, Hashable, Codable {
+    /// A preferred school size by undergraduate enrollment.
+    public enum SizePreference: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Under 5,000 undergraduates.
+        case small
+        /// 5,000 to 15,000.
+        case medium
+        /// Over 15,000.
+        case large
+        /// No preference.
+        case any
+    }
+
+    /// A preferred kind of institution.
+    public enum ControlPreference: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Public institutions.
+        case `public`
+        /// Private nonprofit institutions.
+        case `private`
+        /// No preference.
+        case any
+    }
+
+    /// A preferred campus setting (NCES locale group).
+    public enum SettingPreference: String, Sendable, Hashable, Codable, CaseIterable {
+        /// City (large, midsize, small).
+        case city
+        /// Suburb.
+        case suburb
+        /// Town.
+        case town
+        /// Rural.
+        case rural
+        /// No preference.
+        case any
+    }
+
+    /// Where the student lives; nil disables the distance term and geographic mixing.
+    public var home: GeoPoint?
+    /// The student's state (two letters), for in-state tuition.
+    public var homeState: String?
+    /// How far from home the student would like to study, in miles.
+    public var maxDistanceMiles: Double
+    /// What the family can pay per year, in dollars; nil disables the budget term.
+    public var annualBudget: Double?
+    /// SAT total (400…1600); nil disables the academic-fit term.
+    public var sat: Double?
+    /// Intended majors: CIP codes (`"11.07"`), families (`"11"`) or names.
+    public var intendedMajors: [String]
+    /// Preferred size.
+    public var sizePreference: SizePreference
+    /// Preferred control.
+    public var controlPreference: ControlPreference
+    /// Preferred setting.
+    public var settingPreference: SettingPreference
+    /// How much selectivity and graduation rates matter, 0…1.
+    public var academicPriority: Double
+    /// How much graduates' earnings matter, 0…1.
+    public var earningsPriority: Double
+
+    /// Creates a profile.
+    ///
+    /// - Parameters:
+    ///   - home: Where the student lives.
+    ///   - homeState: Two-letter state.
+    ///   - maxDistanceMiles: Preferred maximum distance, > 0.
+    ///   - annualBudget: Yearly budget in dollars, > 0.
+    ///   - sat: SAT total, 400…1600.
+    ///   - intendedMajors: Majors by code or name.
+    ///   - sizePreference: Preferred size.
+    ///   - controlPreference: Preferred control.
+    ///   - settingPreference: Preferred setting.
+    ///   - academicPriority: 0…1.
+    ///   - earningsPriority: 0…1.
+    public init(home: GeoPoint? = nil, homeState: String? = nil, maxDistanceMiles: Double = 500,
+                annualBudget: Double? = nil, sat: Double? = nil, intendedMajors: [String] = [],
+                sizePreference: SizePreference = .any, controlPreference: ControlPreference = .any,
+                settingPreference: SettingPreference = .any, academicPriority: Double = 0.5,
+                earningsPriority: Double = 0.5) {
+        self.home = home
+        self.homeState = homeState
+        self.maxDistanceMiles = maxDistanceMiles
+        self.annualBudget = annualBudget
+        self.sat = sat
+        self.intendedMajors = intendedMajors
+        self.sizePreference = sizePreference
+        self.controlPreference = controlPreference
+        self.settingPreference = settingPreference
+        self.academicPriority = academicPriority
+        self.earningsPriority = earningsPriority
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case home, homeState = "home_state", maxDistanceMiles = "max_distance_miles"
+        case annualBudget = "annual_budget", sat, intendedMajors = "intended_majors"
+        case sizePreference = "size_preference", controlPreference = "control_preference"
+        case settingPreference = "setting_preference", academicPriority = "academic_priority"
+        case earningsPriority = "earnings_priority"
+    }
+
+    /// Decodes a profile, filling defaults for absent optional fields.
+    ///
+    /// - Parameter decoder: The decoder.
+    /// - Throws: `DecodingError` for wrong types or unknown enum values.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        home = try c.decodeIfPresent(GeoPoint.self, forKey: .home)
+        homeState = try c.decodeIfPresent(String.self, forKey: .homeState)
+        maxDistanceMiles = try c.decodeIfPresent(Double.self, forKey: .maxDistanceMiles) ?? 500
+        annualBudget = try c.decodeIfPresent(Double.self, forKey: .annualBudget)
+        sat = try c.decodeIfPresent(Double.self, forKey: .sat)
+        intendedMajors = try c.decodeIfPresent([String].self, forKey: .intendedMajors) ?? []
+        sizePreference = try c.decodeIfPresent(SizePreference.self, forKey: .sizePreference) ?? .any
+        controlPreference = try c.decodeIfPresent(ControlPreference.self, forKey: .controlPreference) ?? .any
+        settingPreference = try c.decodeIfPresent(SettingPreference.self, forKey: .settingPreference) ?? .any
+        academicPriority = try c.decodeIfPresent(Double.self, forKey: .academicPriority) ?? 0.5
+        earningsPriority = try c.decodeIfPresent(Double.self, forKey: .earningsPriority) ?? 0.5
+    }
+
+    /// Parses and validates a profile from JSON.
+    ///
+    /// - Parameters:
+    ///   - json: The JSON bytes.
+    ///   - source: The name shown in errors (e.g. the file path).
+    /// - Returns: A valid profile.
+    /// - Throws: `DataError` naming the field: malformed JSON, a wrong type, an unknown choice
+    ///   (listing the allowed ones), or a value out of range.
+    public static func decode(json: Data, source: String) throws(DataError) -> StudentProfile {
+        let profile: StudentProfile
+        do {
+            profile = try JSONDecoder().decode(StudentProfile.self, from: json)
+        } catch let error as DecodingError {
+            throw DataError.profile(error, source: source)
+        } catch let error as DataError {
+            // GeoPoint validates its own ranges while decoding.
+            let field = "home.\(error.field ?? "")"
+            throw DataError(error.kind, source: source, field: field, detail: "\(field): \(error.detail)")
+        } catch {
+            throw DataError(.unreadable, source: source, detail: "cannot decode profile: \(error)")
+        }
+        try profile.validate(source: source)
+        return profile
+    }
+
+    /// Checks every range.
+    ///
+    /// - Parameter source: The name shown in errors.
+    /// - Throws: `DataError` `.outOfRange` or `.invalidValue` naming the field.
+    public func validate(source: String = "profile") throws(DataError) {
+        func check(_ ok: Bool, _ field: String, _ detail: String) throws(DataError) {
+            if !ok { throw DataError(.outOfRange, source: source, field: field, detail: "\(field): \(detail)") }
+        }
+        try check(maxDistanceMiles.isFinite && maxDistanceMiles > 0, "max_distance_miles", "must be a positive number of miles, got \(maxDistanceMiles)")
+        if let annualBudget { try check(annualBudget.isFinite && annualBudget > 0, "annual_budget", "must be a positive number of dollars, got \(annualBudget)") }
+        if let sat { try check((400...1600).contains(sat), "sat", "must be in 400...1600, got \(sat)") }
+        try check((0...1).contains(academicPriority), "academic_priority", "must be in 0...1, got \(academicPriority)")
+        try check((0...1).contains(earningsPriority), "earnings_priority", "must be in 0...1, got \(earningsPriority)")
+        if let homeState {
+            try check(homeState.count == 2 && homeState.allSatisfy { $0.isUppercase && $0.isLetter }, "home_state",
+                      "must be a two-letter state code such as \"MA\", got \"\(homeState)\"")
+        }
+    }
+}
+
+extension GeoPoint {
+    enum CodingKeys: String, CodingKey { case latitude, longitude }
+
+    /// Decodes and range-checks a point.
+    ///
+    /// - Parameter decoder: The decoder.
+    /// - Throws: `DataError` `.outOfRange` for a coordinate out of range.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        try self.init(latitude: try c.decode(Double.self, forKey: .latitude),
+                      longitude: try c.decode(Double.self, forKey: .longitude))
+    }
+}
+
+extension DataError {
+    /// A profile decoding error, with the JSON path of the field.
+    static func profile(_ error: DecodingError, source: String) -> DataError {
+        func path(_ keys: [any CodingKey]) -> String {
+            keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case let .typeMismatch(_, context), let .valueNotFound(_, context):
+            let field = path(context.codingPath)
+            return DataError(.invalidValue, source: source, field: field, detail: "\(field): \(context.debugDescription)")
+        case let .keyNotFound(key, context):
+            let field = path(context.codingPath + [key])
+            return DataError(.missingValue, source: source, field: field, detail: "\(field): required field is missing")
+        case let .dataCorrupted(context):
+            let field = path(context.codingPath)
+            var detail = context.debugDescription
+            if let last = context.codingPath.last, let choices = StudentProfile.choices[last.stringValue] {
+                detail = "not one of \(choices.joined(separator: ", "))"
+            }
+            return DataError(.invalidValue, source: source, field: field.isEmpty ? nil : field,
+                             detail: field.isEmpty ? "malformed JSON: \(detail)" : "\(field): \(detail)")
+        @unknown default:
+            return DataError(.unreadable, source: source, detail: "\(error)")
+        }
+    }
+}
+
+extension StudentProfile {
+    /// The allowed values of each choice field, for error messages.
+    static let choices: [String: [String]] = [
+        "size_preference": SizePreference.allCases.map(\.rawValue),
+        "control_preference": ControlPreference.allCases.map(\.rawValue),
+        "setting_preference": SettingPreference.allCases.map(\.rawValue),
+    ]
+}

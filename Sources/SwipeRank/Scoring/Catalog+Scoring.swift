@@ -1,0 +1,126 @@
+import SwipeRankNumerics
+
+/// Buffers one worker reuses across requests, so steady-state score + top-k allocates nothing.
+///
+///     var workspace = ScoringWorkspace()
+///     catalog.topItems(k: 20, weights: w, terms: t, workspace: &workspace)
+///     workspace.top            // rows, best first
+public struct ScoringWorkspace: Sendable {
+    /// The raw scores of the last request, one per item.
+    public internal(set) var scores: [Float] = []
+    /// The rows selected by the last top-k, best first.
+    public internal(set) var top: [Int] = []
+    var selector = TopKSelector()
+
+    /// Creates an empty workspace.
+    public init() {}
+}
+
+extension Catalog {
+    /// Writes every item's raw score, `X · w + Rᵀ · β`, into `scores`: one `cblas_sgemv` over
+    /// the catalog and one over the k × N relative terms.
+    ///
+    /// - Parameters:
+    ///   - weights: The student's weights (d features, k terms).
+    ///   - terms: The student's relative terms (k × N), or nil for none.
+    ///   - scores: Resized to N and overwritten.
+    /// - Complexity: O(N × (d + k)).
+    public func scores(weights: PreferenceWeights, terms: RelativeTerms?, into scores: inout [Float]) {
+        precondition(weights.features.count == dimension,
+                     "Weights have \(weights.features.count) features, the catalog \(dimension)")
+        if scores.count != count { scores = [Float](repeating: 0, count: count) }
+        features.multiply(weights.features, into: &scores)
+        if let terms {
+            precondition(terms.values.columns == count && weights.terms.count == terms.values.rows,
+                         "Relative terms do not match the catalog or the term weights")
+            terms.values.multiplyTransposed(weights.terms, into: &scores, beta: 1)
+        }
+    }
+
+    /// Scores every item and selects the best `k`, reusing the workspace's buffers.
+    ///
+    /// - Parameters:
+    ///   - k: How many items.
+    ///   - weights: The student's weights.
+    ///   - terms: The student's relative terms.
+    ///   - workspace: Reused buffers; holds the scores and the selected rows afterwards.
+    /// - Complexity: O(N × (d + k) + N log k).
+    public func topItems(k: Int, weights: PreferenceWeights, terms: RelativeTerms?,
+                         workspace: inout ScoringWorkspace) {
+        scores(weights: weights, terms: terms, into: &workspace.scores)
+        workspace.selector.select(k: k, from: workspace.scores, into: &workspace.top)
+    }
+
+    /// Scores every item for many students at once: one `cblas_sgemm` (students × d times
+    /// d × N), then each student's relative terms.
+    ///
+    /// Gives the same scores as `scores(weights:terms:into:)` per student, up to float
+    /// rounding.
+    ///
+    /// - Parameters:
+    ///   - weights: One weight set per student.
+    ///   - terms: One term block per student (same count as `weights`), or nil for none.
+    /// - Returns: A students × N matrix of raw scores.
+    /// - Complexity: O(S × N × (d + k)).
+    public func scores(batch weights: [PreferenceWeights], terms: [RelativeTerms]?) -> Matrix {
+        let s = weights.count
+        precondition(terms == nil || terms!.count == s, "One term block per student is required")
+        var w = Matrix(rows: s, columns: dimension)
+        w.withUnsafeMutableBufferPointer { buffer in
+            for (r, weight) in weights.enumerated() {
+                precondition(weight.features.count == dimension, "Weights do not match the catalog")
+                for c in 0..<dimension { buffer[r * dimension + c] = weight.features[c] }
+            }
+        }
+        var result = Matrix(rows: s, columns: count)
+        w.multiplyTransposed(features, into: &result)
+        guard let terms else { return result }
+        var row = [Float](repeating: 0, count: count)
+        for r in 0..<s {
+            // Per-student terms differ, so they are added row by row (k × N each).
+            for i in 0..<count { row[i] = result[r, i] }
+            terms[r].values.multiplyTransposed(weights[r].terms, into: &row, beta: 1)
+            result.withUnsafeMutableBufferPointer { buffer in
+                for i in 0..<count { buffer[r * count + i] = row[i] }
+            }
+        }
+        return result
+    }
+
+    /// The contribution of each explanation group to one item's raw score: `wⱼ · xᵢⱼ` summed
+    /// over the group's feature columns, and `βₖ · rₖ(i)` for each relative term (its own
+    /// group, named after the term).
+    ///
+    /// - Parameters:
+    ///   - row: The item.
+    ///   - weights: The student's weights.
+    ///   - terms: The student's relative terms.
+    /// - Returns: Group name → contribution; the values sum to the raw score.
+    /// - Complexity: O(d + k).
+    public func contributions(row: Int, weights: PreferenceWeights, terms: RelativeTerms?) -> [String: Float] {
+        var result: [String: Float] = [:]
+        features.withUnsafeBufferPointer { x in
+            let base = row * dimension
+            for (j, column) in columns.enumerated() {
+                result[column.group, default: 0] += weights.features[j] * x[base + j]
+            }
+        }
+        if let terms {
+            for (k, name) in terms.names.enumerated() {
+                result[name, default: 0] += weights.terms[k] * terms[term: k, item: row]
+            }
+        }
+        return result
+    }
+
+    /// The contribution of each feature column to one item's raw score, `wⱼ · xᵢⱼ`.
+    ///
+    /// - Parameters:
+    ///   - row: The item.
+    ///   - weights: The student's weights.
+    /// - Returns: d values in column order.
+    /// - Complexity: O(d).
+    public func columnContributions(row: Int, weights: PreferenceWeights) -> [Float] {
+        (0..<dimension).map { weights.features[$0] * features[row, $0] }
+    }
+}

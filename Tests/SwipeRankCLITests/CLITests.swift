@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+
+/// Runs the built `swiperank` binary, as a user would, and captures its output.
+struct CLI {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The binary sits next to the test bundle in the build products folder.
+    static var binary: URL {
+        var dir = Bundle.main.bundleURL
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("swiperank")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            dir.deleteLastPathComponent()
+        }
+        return Bundle.main.bundleURL.appendingPathComponent("swiperank")
+    }
+
+    static func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = root
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
+    static func temporaryFile(_ contents: String) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-\(UUID().uuidString).json")
+        try contents.write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+}
+
+@Suite("swiperank command line", .serialized)
+struct CLITests {
+    @Test("recommend prints the app's JSON for the sample profile")
+    func recommend() throws {
+        let result = try CLI.run(["recommend", "--profile", "datasets/sample-profile.json", "--count", "4"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        let cards = json["recommendations"] as! [[String: Any]]
+        #expect(cards.count == 4)
+        #expect(json["total_swipes"] as? Int == 0)
+        let first = cards[0]
+        #expect((first["school"] as! [String: Any])["name"] is String)
+        #expect((first["match_score"] as! Double) <= 1)
+        #expect(["A", "B", "C", "D", "F"].contains(first["grade"] as! String))
+        #expect((first["distance"] as! Double) >= 0)
+        #expect(!(first["explanations"] as! [String]).isEmpty)
+    }
+
+    @Test("a bad profile is a clear error naming the field, not a crash")
+    func badProfile() throws {
+        let path = try CLI.temporaryFile("{\"sat\": 1700}")
+        let result = try CLI.run(["recommend", "--profile", path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("Error: \(path): sat: must be in 400...1600, got 1700.0"), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test("an unknown major and a missing file are clear errors")
+    func otherErrors() throws {
+        let path = try CLI.temporaryFile("{\"intended_majors\": [\"Underwater Basket Weaving\"]}")
+        let unknown = try CLI.run(["recommend", "--profile", path])
+        #expect(unknown.status == 1 && unknown.stderr.contains("unknown major \"Underwater Basket Weaving\""))
+        let missing = try CLI.run(["recommend", "--profile", "/nonexistent/profile.json"])
+        #expect(missing.status == 1 && missing.stderr.contains("/nonexistent/profile.json: cannot read the profile file"))
+        let catalog = try CLI.run(["recommend", "--profile", "datasets/sample-profile.json", "--catalog", "/nonexistent.csv"])
+        #expect(catalog.status == 1 && catalog.stderr.contains("/nonexistent.csv: cannot read file"))
+    }
+
+    @Test("--count is validated")
+    func count() throws {
+        let result = try CLI.run(["recommend", "--profile", "datasets/sample-profile.json", "--count", "0"])
+        #expect(result.status != 0 && result.stderr.contains("--count must be in 1…500"))
+    }
+}

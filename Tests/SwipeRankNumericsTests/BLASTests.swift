@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+import SwipeRankNumerics
+
+/// Float comparison with a tolerance relative to the magnitude of the summed terms.
+func close(_ a: Float, _ b: Float, scale: Float = 1, tolerance: Float = 1e-4) -> Bool {
+    abs(a - b) <= tolerance * max(1, scale, abs(a), abs(b))
+}
+
+func randomMatrix(rows: Int, columns: Int, using rng: inout SplitMix64) -> Matrix {
+    Matrix(rows: rows, columns: columns, elements: (0..<rows * columns).map { _ in Float.random(in: -2...2, using: &rng) })
+}
+
+func randomVector(_ n: Int, using rng: inout SplitMix64) -> [Float] {
+    (0..<n).map { _ in Float.random(in: -2...2, using: &rng) }
+}
+
+@Suite("BLAS wrappers against naive loops")
+struct BLASTests {
+    @Test("gemv equals a naive loop", arguments: 0..<20)
+    func gemv(seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        let rows = Int.random(in: 1...300, using: &rng), columns = Int.random(in: 1...70, using: &rng)
+        let a = randomMatrix(rows: rows, columns: columns, using: &rng)
+        let x = randomVector(columns, using: &rng)
+        let y0 = randomVector(rows, using: &rng)
+        var y = y0
+        a.multiply(x, into: &y, alpha: 0.5, beta: 2)
+        for r in 0..<rows {
+            var s: Float = 0
+            for c in 0..<columns { s += a[r, c] * x[c] }
+            let expected = 0.5 * s + 2 * y0[r]
+            #expect(close(y[r], expected, scale: Float(columns)), "seed \(seed) row \(r): \(y[r]) vs \(expected)")
+        }
+    }
+
+    @Test("transposed gemv equals a naive loop", arguments: 0..<10)
+    func gemvTransposed(seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        let rows = Int.random(in: 1...8, using: &rng), columns = Int.random(in: 1...500, using: &rng)
+        let a = randomMatrix(rows: rows, columns: columns, using: &rng)
+        let x = randomVector(rows, using: &rng)
+        let y0 = randomVector(columns, using: &rng)
+        var y = y0
+        a.multiplyTransposed(x, into: &y, beta: 1)
+        for c in 0..<columns {
+            var s: Float = 0
+            for r in 0..<rows { s += a[r, c] * x[r] }
+            #expect(close(y[c], s + y0[c], scale: Float(rows)), "seed \(seed) column \(c)")
+        }
+    }
+
+    @Test("gemm · Bᵀ equals one gemv per row", arguments: 0..<10)
+    func gemmMatchesGemv(seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        let students = Int.random(in: 1...40, using: &rng), d = Int.random(in: 1...64, using: &rng)
+        let n = Int.random(in: 1...400, using: &rng)
+        let w = randomMatrix(rows: students, columns: d, using: &rng)
+        let x = randomMatrix(rows: n, columns: d, using: &rng)
+        let batch = w.multipliedTransposed(x)
+        #expect(batch.rows == students && batch.columns == n)
+        for s in 0..<students {
+            var y = [Float](repeating: 0, count: n)
+            x.multiply(w.row(s), into: &y)
+            for i in 0..<n { #expect(close(batch[s, i], y[i], scale: Float(d)), "seed \(seed) student \(s) item \(i)") }
+        }
+    }
+
+    @Test("gemm equals a naive triple loop")
+    func gemmNaive() {
+        var rng = SplitMix64(seed: 7)
+        let a = randomMatrix(rows: 13, columns: 9, using: &rng), b = randomMatrix(rows: 9, columns: 17, using: &rng)
+        let c = a.multiplied(by: b)
+        for i in 0..<13 {
+            for j in 0..<17 {
+                var s: Float = 0
+                for k in 0..<9 { s += a[i, k] * b[k, j] }
+                #expect(close(c[i, j], s, scale: 9))
+            }
+        }
+    }
+
+    @Test("empty dimensions are handled without calling BLAS with invalid leading dimensions")
+    func emptyDimensions() {
+        let a = Matrix(rows: 3, columns: 0)
+        var y: [Float] = [1, 2, 3]
+        a.multiply([], into: &y, beta: 0)
+        #expect(y == [0, 0, 0])
+        let none = Matrix(rows: 0, columns: 4)
+        var empty: [Float] = []
+        none.multiply([1, 2, 3, 4], into: &empty)
+        #expect(empty.isEmpty)
+    }
+
+    @Test("the thread count can be set and is restored")
+    func threads() {
+        let before = BLASThreads.count
+        BLASThreads.withCount(1) { #expect(BLASThreads.count == 1) }
+        #expect(BLASThreads.count == before)
+    }
+}
+
+@Suite("Top-k selection")
+struct TopKTests {
+    @Test("equals the first k of a stable descending sort, ties to the lower index", arguments: 0..<200)
+    func matchesFullSort(seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        let n = Int.random(in: 0...600, using: &rng), k = Int.random(in: 0...50, using: &rng)
+        // Few distinct values so ties are common.
+        let distinct = Int.random(in: 1...20, using: &rng)
+        let scores = (0..<n).map { _ in Float(Int.random(in: 0..<distinct, using: &rng)) / 3 }
+        let expected = Array(scores.indices.sorted { scores[$0] > scores[$1] || (scores[$0] == scores[$1] && $0 < $1) }.prefix(k))
+        #expect(scores.topIndices(k) == expected, "seed \(seed) n \(n) k \(k)")
+    }
+
+    @Test("a selector reused across calls gives the same answers as a fresh one")
+    func reuse() {
+        var rng = SplitMix64(seed: 99)
+        var selector = TopKSelector()
+        var out: [Int] = []
+        for _ in 0..<50 {
+            let scores = randomVector(Int.random(in: 1...300, using: &rng), using: &rng)
+            let k = Int.random(in: 1...30, using: &rng)
+            selector.select(k: k, from: scores, into: &out)
+            #expect(out == scores.topIndices(k))
+        }
+    }
+
+    @Test("NaN scores are never selected")
+    func nan() {
+        #expect([Float.nan, 1, .nan, 3, 2].topIndices(5) == [3, 4, 1])
+    }
+}

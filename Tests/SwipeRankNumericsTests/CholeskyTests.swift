@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+import SwipeRankNumerics
+
+func randomSPD(_ n: Int, using rng: inout SplitMix64) -> [Double] {
+    // B Bᵀ + n·I is symmetric positive definite.
+    let b = (0..<n * n).map { _ in Double.random(in: -1...1, using: &rng) }
+    var a = [Double](repeating: 0, count: n * n)
+    for i in 0..<n { for j in 0..<n {
+        var s = 0.0
+        for k in 0..<n { s += b[i * n + k] * b[j * n + k] }
+        a[i * n + j] = s + (i == j ? Double(n) : 0)
+    } }
+    return a
+}
+
+func multiply(_ a: [Double], _ x: [Double]) -> [Double] {
+    let n = x.count
+    return (0..<n).map { i in (0..<n).reduce(0) { $0 + a[i * n + $1] * x[$1] } }
+}
+
+@Suite("Cholesky via LAPACKE")
+struct CholeskyTests {
+    @Test("solve gives A x = b", arguments: 0..<15)
+    func solve(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        let n = Int.random(in: 1...40, using: &rng)
+        let a = randomSPD(n, using: &rng)
+        let b = (0..<n).map { _ in Double.random(in: -5...5, using: &rng) }
+        let factor = try CholeskyFactor(symmetric: a, dimension: n)
+        let x = factor.solve(b)
+        for (lhs, rhs) in zip(multiply(a, x), b) { #expect(abs(lhs - rhs) < 1e-8 * max(1, abs(rhs)), "seed \(seed)") }
+        // L Lᵀ reproduces A.
+        for (p, q) in zip(factor.matrix, a) { #expect(abs(p - q) < 1e-9 * max(1, abs(q))) }
+        // xᵀA⁻¹x from the factor equals x · solve(x).
+        let quadratic = factor.inverseQuadraticForm(b)
+        let direct = zip(b, x).reduce(0) { $0 + $1.0 * $1.1 }
+        #expect(abs(quadratic - direct) < 1e-9 * max(1, direct))
+    }
+
+    @Test("a rank-1 update equals refactoring A + x xᵀ", arguments: 0..<15)
+    func rankOne(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        let n = Int.random(in: 1...64, using: &rng)
+        var a = randomSPD(n, using: &rng)
+        var factor = try CholeskyFactor(symmetric: a, dimension: n)
+        for _ in 0..<5 {
+            let x = (0..<n).map { _ in Double.random(in: -3...3, using: &rng) }
+            factor.rankOneUpdate(x)
+            for i in 0..<n { for j in 0..<n { a[i * n + j] += x[i] * x[j] } }
+        }
+        let fresh = try CholeskyFactor(symmetric: a, dimension: n)
+        for (p, q) in zip(factor.lower, fresh.lower) { #expect(abs(p - q) < 1e-8 * max(1, abs(q)), "seed \(seed)") }
+    }
+
+    @Test("scaling the matrix scales the solution inversely")
+    func scale() throws {
+        var rng = SplitMix64(seed: 3)
+        let a = randomSPD(6, using: &rng)
+        var factor = try CholeskyFactor(symmetric: a, dimension: 6)
+        let b = [1.0, 2, 3, 4, 5, 6]
+        let x = factor.solve(b)
+        factor.scaleMatrix(by: 0.5)
+        for (p, q) in zip(factor.solve(b), x) { #expect(abs(p - 2 * q) < 1e-9 * max(1, abs(q))) }
+    }
+
+    @Test("identity factor solves trivially")
+    func identity() {
+        let factor = CholeskyFactor(identityScaledBy: 4, dimension: 3)
+        #expect(factor.solve([4, 8, 12]) == [1, 2, 3])
+    }
+
+    @Test("a matrix that is not positive definite throws, naming the minor")
+    func notPositiveDefinite() {
+        #expect {
+            _ = try CholeskyFactor(symmetric: [1, 2, 2, 1], dimension: 2)
+        } throws: { error in
+            (error as? NumericsError)?.kind == .notPositiveDefinite && "\(error)".contains("order 2")
+        }
+    }
+
+    @Test("NaN input throws instead of reaching LAPACK")
+    func nonFinite() {
+        #expect {
+            _ = try CholeskyFactor(symmetric: [1, .nan, .nan, 1], dimension: 2)
+        } throws: { ($0 as? NumericsError)?.kind == .nonFinite }
+    }
+}
