@@ -30,7 +30,11 @@ public struct NumericsError: Error, Sendable, Hashable, CustomStringConvertible 
                       message: "\(routine): the leading minor of order \(minor) is not positive definite")
     }
 
-    static func nonFinite(_ what: String) -> NumericsError {
+    /// A `.nonFinite` error naming what held NaN or an infinity.
+    ///
+    /// - Parameter what: The input's name.
+    /// - Returns: The error.
+    public static func nonFinite(_ what: String) -> NumericsError {
         NumericsError(kind: .nonFinite, message: "\(what) contains NaN or an infinity")
     }
 

@@ -83,3 +83,24 @@ struct CLITests {
         #expect(result.status != 0 && result.stderr.contains("--count must be in 1…500"))
     }
 }
+
+@Suite("swiperank demo", .serialized)
+struct DemoTests {
+    @Test("40 swipes: phases change at 10/11 and 30/31, probes at every 4th card, 50/30/20 bands")
+    func demo() throws {
+        let result = try CLI.run(["demo", "--seed", "3", "--swipes", "40"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let rows = result.stdout.split(separator: "\n").filter { $0.first == " " && Int($0.prefix(5).trimmingCharacters(in: .whitespaces)) != nil }
+        #expect(rows.count == 40)
+        for row in rows {
+            let position = Int(row.prefix(5).trimmingCharacters(in: .whitespaces))!
+            #expect(row.contains("PROBE") == (position % 4 == 0), "\(row)")
+            let phase = position <= 10 ? "discovery" : position <= 30 ? "refinement" : "stable"
+            #expect(row.contains(" \(phase) "), "\(row)")
+        }
+        #expect(result.stdout.contains("after 10 swipes") && result.stdout.contains("bands 5/3/2"))
+        #expect(result.stdout.contains("after 40 swipes") && result.stdout.contains("bands 20/12/8"))
+        // The same seed prints the same run.
+        #expect(try CLI.run(["demo", "--seed", "3", "--swipes", "40"]).stdout == result.stdout)
+    }
+}

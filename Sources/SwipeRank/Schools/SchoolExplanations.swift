@@ -84,7 +84,12 @@ extension SchoolMatcher {
         case "size":
             guard let n = number("undergrad_enrollment", row) else { return nil }
             let band = n < 5000 ? StudentProfile.SizePreference.small : n < 15000 ? .medium : .large
-            return band == profile.sizePreference ? "Perfect size match (\(grouped(n)) undergrads)" : "\(grouped(n)) undergrads"
+            if band == profile.sizePreference { return "Perfect size match (\(grouped(n)) undergrads)" }
+            switch band {
+            case .small: return "Small school (\(grouped(n)) undergrads)"
+            case .medium: return "Mid-sized school (\(grouped(n)) undergrads)"
+            default: return "Large school (\(grouped(n)) undergrads)"
+            }
         case "outcomes":
             guard let rate = number("completion_rate", row) else { return nil }
             return "High graduation rate (\(percent(rate)))"

@@ -1,0 +1,31 @@
+// swift-tools-version: 6.1
+//
+// SwipeRank's benchmark suite: its own package, depending on the library by path, so neither
+// library users nor `swift test` build the benchmark harness (its first build takes minutes).
+//
+//   cd Benchmarks && swift package benchmark                       # every suite
+//   cd Benchmarks && swift package benchmark --target CardPoolBenchmarks
+
+import PackageDescription
+
+let package = Package(
+    name: "SwipeRankBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "CardPoolBenchmarks",
+            dependencies: [
+                .product(name: "SwipeRank", package: "main"),
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "HeapModule", package: "swift-collections"),
+            ],
+            path: "Benchmarks/CardPoolBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ]
+)

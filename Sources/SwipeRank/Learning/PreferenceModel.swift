@@ -1,0 +1,142 @@
+import Foundation
+import SwipeRankNumerics
+
+/// A student's Bayesian logistic preference model over the combined vector
+/// `z = [features (d), relative terms (k)]`, kept by an online Laplace approximation.
+///
+/// - Likelihood: `P(like | z) = σ((zᵀw − offset) / scale)`, the same logistic curve that maps raw
+///   scores to match scores, so the model predicts exactly the match score it shows.
+/// - Prior: `w ~ N(μ₀, (τI)⁻¹)` with `μ₀` the cold-start weights.
+/// - Each swipe (y = 1 like, 0 dislike) takes one Newton step from the current posterior
+///   `N(μ, A⁻¹)`: with `p` the predicted like probability,
+///   `A ← A + p(1−p)/scale² · z zᵀ` (a rank-1 update of the Cholesky factor, O(D²)) and
+///   `μ ← μ + A⁻¹ z (y − p)/scale` (one `dpotrs` solve, O(D²)). A swipe the model already
+///   expected barely moves it; a surprise moves it a lot. A floor of 0.05 on p(1−p) keeps even
+///   confident swipes informative.
+/// - Stable phase: before each swipe the precision decays towards the prior,
+///   `A ← λA + (1−λ)τI` (refactored with `dpotrf`, O(D³)), so old evidence weighs less and the
+///   model keeps adapting.
+/// - Each step uses the current posterior, so the order of swipes matters slightly;
+///   `SwipeSession.sync(_:)` fixes the order by (timestamp, swipe id).
+public struct PreferenceModel: Sendable, Codable, Equatable {
+    /// The dimension D = d + k.
+    public let dimension: Int
+    /// The prior precision τ (per weight).
+    public let priorPrecision: Double
+    /// The raw score at which a like is a coin flip (the calibration's offset).
+    public let offset: Double
+    /// Raw-score units per logit (the calibration's scale).
+    public let scale: Double
+    /// The prior mean μ₀ (cold start plus feedback adjustments).
+    public private(set) var priorMean: [Double]
+    /// The posterior precision A, row-major D × D.
+    public private(set) var precision: [Double]
+    /// The posterior mean μ.
+    public private(set) var mean: [Double]
+    /// The Cholesky factor of A.
+    public private(set) var factor: CholeskyFactor
+
+    /// Creates the prior.
+    ///
+    /// - Parameters:
+    ///   - priorMean: The cold-start weights (D values).
+    ///   - priorPrecision: τ > 0.
+    ///   - calibration: The logistic link (offset and scale).
+    public init(priorMean: [Float], priorPrecision: Double, calibration: MatchCalibration) {
+        precondition(priorPrecision > 0 && priorPrecision.isFinite, "The prior precision must be positive")
+        let d = priorMean.count
+        dimension = d
+        self.priorPrecision = priorPrecision
+        offset = calibration.offset
+        scale = calibration.scale
+        self.priorMean = priorMean.map(Double.init)
+        var a = [Double](repeating: 0, count: d * d)
+        for i in 0..<d { a[i * d + i] = priorPrecision }
+        precision = a
+        mean = self.priorMean
+        factor = CholeskyFactor(identityScaledBy: priorPrecision, dimension: d)
+    }
+
+    /// The posterior mean as Float weights, split into features and terms.
+    ///
+    /// - Parameter featureCount: d.
+    /// - Returns: The weights.
+    public func weights(featureCount: Int) -> PreferenceWeights {
+        let w = mean.map(Float.init)
+        return PreferenceWeights(features: Array(w[..<featureCount]), terms: Array(w[featureCount...]))
+    }
+
+    /// The predicted like probability of a card.
+    ///
+    /// - Parameter z: The card's combined vector.
+    /// - Returns: σ((zᵀμ − offset)/scale).
+    /// - Complexity: O(D).
+    public func likeProbability(_ z: [Double]) -> Double {
+        let raw = zip(z, mean).reduce(0) { $0 + $1.0 * $1.1 }
+        return 1 / (1 + exp(-(raw - offset) / scale))
+    }
+
+    /// Learns from one swipe.
+    ///
+    /// - Parameters:
+    ///   - z: The swiped card's combined vector (D values).
+    ///   - liked: Whether it was liked.
+    ///   - forgetting: λ in (0, 1]: 1 keeps all evidence (rank-1 update); less first decays the
+    ///     precision towards the prior (refactorization).
+    /// - Throws: `NumericsError` for a non-finite vector, or if LAPACK finds the decayed
+    ///   precision not positive definite; the model is unchanged.
+    /// - Complexity: O(D²) with λ = 1, O(D³) otherwise.
+    public mutating func observe(_ z: [Double], liked: Bool, forgetting: Double = 1) throws(NumericsError) {
+        precondition(z.count == dimension, "Observation has \(z.count) values, the model \(dimension)")
+        precondition(forgetting > 0 && forgetting <= 1, "Forgetting factor must be in (0, 1]")
+        guard z.allSatisfy({ $0.isFinite }) else { throw NumericsError.nonFinite("swipe observation") }
+        let d = dimension
+        let p = likeProbability(z)
+        let curvature = max(0.05, p * (1 - p)) / (scale * scale)
+        var a = precision
+        var newFactor = factor
+        if forgetting < 1 {
+            let restore = (1 - forgetting) * priorPrecision
+            for i in 0..<(d * d) { a[i] *= forgetting }
+            for i in 0..<d { a[i * d + i] += restore }
+            addOuter(&a, z, curvature)
+            newFactor = try CholeskyFactor(symmetric: a, dimension: d)
+        } else {
+            addOuter(&a, z, curvature)
+            newFactor.rankOneUpdate(z.map { $0 * curvature.squareRoot() })
+        }
+        let step = newFactor.solve(z.map { $0 * ((liked ? 1 : 0) - p) / scale })
+        precision = a
+        factor = newFactor
+        for i in 0..<d { mean[i] += step[i] }
+    }
+
+    private func addOuter(_ a: inout [Double], _ z: [Double], _ s: Double) {
+        let d = dimension
+        for i in 0..<d where z[i] != 0 {
+            let zi = z[i] * s
+            for j in 0..<d { a[i * d + j] += zi * z[j] }
+        }
+    }
+
+    /// Shifts the prior mean by `delta` (a feedback answer); the posterior mean moves by
+    /// `τ A⁻¹ δ`: the whole shift at first, less as swipes accumulate evidence.
+    ///
+    /// - Parameter delta: D values.
+    /// - Complexity: O(D²).
+    public mutating func shiftPrior(by delta: [Double]) {
+        precondition(delta.count == dimension, "Prior shift has \(delta.count) values, the model \(dimension)")
+        let step = factor.solve(delta.map { $0 * priorPrecision })
+        for i in 0..<dimension {
+            priorMean[i] += delta[i]
+            mean[i] += step[i]
+        }
+    }
+
+    /// The posterior variance of the score along `z`: `zᵀ A⁻¹ z`.
+    ///
+    /// - Parameter z: D values.
+    /// - Returns: The variance.
+    /// - Complexity: O(D²).
+    public func variance(along z: [Double]) -> Double { factor.inverseQuadraticForm(z) }
+}

@@ -1,0 +1,99 @@
+/// A geographic band relative to the student's home and preferred distance p.
+public enum GeoBand: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Distance ≤ p.
+    case nearby
+    /// p < distance ≤ expansion × p (expansion 1.5 by default).
+    case slightlyBeyond = "slightly_beyond"
+    /// Farther (or no location): discovery, preferring states and regions not shown yet.
+    case discovery
+
+    /// The band for a distance.
+    ///
+    /// - Parameters:
+    ///   - distance: Miles from home (NaN for an item without a location → discovery).
+    ///   - preferred: The preferred maximum distance p.
+    ///   - expansion: The slightly-beyond factor.
+    /// - Returns: The band.
+    public static func band(distance: Float, preferred: Double, expansion: Double) -> GeoBand {
+        guard !distance.isNaN else { return .discovery }
+        let d = Double(distance)
+        if d <= preferred { return .nearby }
+        if d <= preferred * expansion { return .slightlyBeyond }
+        return .discovery
+    }
+}
+
+/// Decides which band each served card comes from: 50% nearby, 30% slightly beyond, 20%
+/// discovery (configurable), counted over the student's whole card sequence.
+///
+/// Quotas for a batch of n cards: the largest-remainder apportionment of the running total
+/// (cards served so far + n) minus what each band has already served. For a fresh student
+/// that is the plain largest-remainder split of n (10 → 5/3/2, 20 → 10/6/4, 1 → 1/0/0,
+/// 3 → 1/1/1: remainders go to the largest fractional parts, ties to the earlier band), and
+/// after every batch each band's running count is within one card of its target share.
+/// Within a batch the cards are interleaved: each slot goes to the band furthest below its
+/// running target among those with quota left (ties: nearby, beyond, discovery).
+public struct GeographicMixer: Sendable, Hashable, Codable {
+    /// Target shares, in `GeoBand.allCases` order, summing to 1.
+    public let shares: [Double]
+
+    /// Creates a mixer.
+    ///
+    /// - Parameter shares: Three non-negative shares summing to 1 (nearby, beyond, discovery).
+    public init(shares: [Double] = [0.5, 0.3, 0.2]) {
+        precondition(shares.count == 3 && shares.allSatisfy { $0 >= 0 } && abs(shares.reduce(0, +) - 1) < 1e-9,
+                     "Band shares must be three non-negative numbers summing to 1")
+        self.shares = shares
+    }
+
+    /// The largest-remainder apportionment of `total` cards.
+    ///
+    /// - Parameter total: Cards, ≥ 0.
+    /// - Returns: Cards per band.
+    /// - Complexity: O(1).
+    public func apportion(_ total: Int) -> [Int] {
+        let exact = shares.map { $0 * Double(total) }
+        var counts = exact.map { Int($0.rounded(.down)) }
+        var left = total - counts.reduce(0, +)
+        let order = (0..<3).sorted { (exact[$0] - Double(counts[$0]), -$0) > (exact[$1] - Double(counts[$1]), -$1) }
+        for band in order where left > 0 { counts[band] += 1; left -= 1 }
+        return counts
+    }
+
+    /// The band of each slot of a batch of `count` cards.
+    ///
+    /// - Parameters:
+    ///   - count: Cards in the batch.
+    ///   - served: Cards each band has served so far.
+    /// - Returns: `count` bands, in slot order.
+    /// - Complexity: O(count).
+    public func plan(count: Int, served: [Int]) -> [GeoBand] {
+        precondition(served.count == 3 && count >= 0, "plan needs three served counts and a count ≥ 0")
+        let servedTotal = served.reduce(0, +)
+        let target = apportion(servedTotal + count)
+        var quota = (0..<3).map { Swift.max(0, target[$0] - served[$0]) }
+        // Where earlier backfills overshot a band, the sum can exceed count: trim the bands
+        // furthest above their share; if short, add to the ones furthest below.
+        func surplus(_ b: Int) -> Double { Double(served[b] + quota[b]) - shares[b] * Double(servedTotal + count) }
+        while quota.reduce(0, +) > count {
+            let b = (0..<3).filter { quota[$0] > 0 }.max { surplus($0) < surplus($1) }!
+            quota[b] -= 1
+        }
+        while quota.reduce(0, +) < count {
+            let b = (0..<3).min { surplus($0) < surplus($1) }!
+            quota[b] += 1
+        }
+        var running = served
+        var plan: [GeoBand] = []
+        plan.reserveCapacity(count)
+        for slot in 0..<count {
+            let total = Double(servedTotal + slot + 1)
+            let band = (0..<3).filter { quota[$0] > 0 }
+                .max { (shares[$0] * total - Double(running[$0]), -$0) < (shares[$1] * total - Double(running[$1]), -$1) }!
+            quota[band] -= 1
+            running[band] += 1
+            plan.append(GeoBand.allCases[band])
+        }
+        return plan
+    }
+}

@@ -1,0 +1,101 @@
+import ArgumentParser
+import Foundation
+import SwipeRank
+import SwipeRankEvaluation
+import SwipeRankNumerics
+
+struct Demo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Simulate one student with hidden preferences swiping through the engine's cards.")
+
+    @Option(help: "Seed for the student, their swipes and the engine's probes.")
+    var seed: UInt64 = 7
+
+    @Option(help: "How many cards to swipe (1…200).")
+    var swipes: Int = 40
+
+    @Option(help: "Cards per batch (1…50).")
+    var batch: Int = 10
+
+    @Option(help: "A profile JSON; default: a random profile from the seed.")
+    var profile: String?
+
+    @OptionGroup var catalogOptions: CatalogOptions
+
+    func validate() throws {
+        guard (1...200).contains(swipes) else { throw ValidationError("--swipes must be in 1…200") }
+        guard (1...50).contains(batch) else { throw ValidationError("--batch must be in 1…50") }
+    }
+
+    func run() throws {
+        let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
+        var rng = SplitMix64(seed: seed)
+        do {
+            let studentProfile: StudentProfile
+            if let profile {
+                guard let data = FileManager.default.contents(atPath: profile) else { throw CLIError("\(profile): cannot read the profile file") }
+                studentProfile = try StudentProfile.decode(json: data, source: profile)
+            } else {
+                studentProfile = SimulatedStudent.randomProfile(schools: engine.matcher.schools, using: &rng)
+            }
+            let simulated = try SimulatedStudent(profile: studentProfile, engine: engine, deviation: 2.0, using: &rng)
+            var session = try engine.session(studentID: "demo", profile: studentProfile, seed: seed)
+            print(describe(studentProfile))
+            print("pos  school                                    st  band            probe  match  grade  swipe    phase        progress")
+            var likes = 0, pending: [Recommendation] = []
+            for position in 1...swipes {
+                if pending.isEmpty { pending = session.recommendations(count: min(batch, swipes - position + 1)).recommendations }
+                guard !pending.isEmpty else { print("(the catalog ran out)"); break }
+                let card = pending.removeFirst()
+                let served = session.served[position - 1]
+                let action = simulated.swipe(row: served.row, session: session, using: &rng)
+                if action == .like { likes += 1 }
+                let result = try session.recordSwipe(Swipe(swipeID: "demo-\(position)", cardID: card.school.id, action: action,
+                                                           timestamp: Int64(position)))
+                let state = result.learningState
+                let name = card.school.name.count > 40 ? String(card.school.name.prefix(39)) + "…" : card.school.name
+                let st: String = { if case let .text(s)? = card.school.attributes["state"] { return s }; return "" }()
+                let match = String(format: "%.2f", card.matchScore), progress = String(format: "%.2f", state.progress)
+                print("\(pad(String(position), 3, left: true))  \(pad(name, 40))  \(pad(st, 2))  \(pad(served.band?.rawValue ?? "-", 15))  "
+                      + "\(card.isProbe ? "PROBE" : "     ")  \(match)   \(card.grade.rawValue)      \(pad(action.rawValue, 7))  "
+                      + "\(pad(state.phase.rawValue, 11))  \(progress)")
+                if !card.explanations.isEmpty { print("       why: \(card.explanations.joined(separator: "; "))") }
+                if let feedback = result.feedback {
+                    let answer = simulated.answer(feedback, session: session)
+                    print("       feedback? (\(feedback.reason.rawValue)) \(feedback.options.map(\.rawValue).joined(separator: " / "))"
+                          + " → \(answer.isEmpty ? "no answer" : answer.map(\.rawValue).joined(separator: ", "))")
+                    try session.submitFeedback(cardID: feedback.cardID, options: answer)
+                }
+                if position % 10 == 0 {
+                    let cosine = SimulatedStudent.cosine(session.model.mean, simulated.hiddenWeights)
+                    let learned = String(format: "%.3f", cosine)
+                    let prior = String(format: "%.3f", SimulatedStudent.cosine(simulated.priorWeights, simulated.hiddenWeights))
+                    print("       — after \(position) swipes: \(likes) likes, cosine(learned, hidden) \(learned) (prior \(prior)), "
+                          + "bands \(session.servedPerBand.map(String.init).joined(separator: "/"))")
+                }
+            }
+        } catch let error as DataError {
+            throw CLIError(error.description)
+        } catch let error as SwipeError {
+            throw CLIError(error.description)
+        }
+    }
+
+    func describe(_ p: StudentProfile) -> String {
+        var parts: [String] = []
+        if let home = p.home {
+            parts.append("home \(String(format: "%.2f, %.2f", home.latitude, home.longitude)) (\(p.homeState ?? "?"))")
+        }
+        parts.append("within \(Int(p.maxDistanceMiles)) mi")
+        if let b = p.annualBudget { parts.append("budget $\(Int(b))") }
+        if let s = p.sat { parts.append("SAT \(Int(s))") }
+        if !p.intendedMajors.isEmpty { parts.append("majors \(p.intendedMajors.joined(separator: ", "))") }
+        parts.append("size \(p.sizePreference.rawValue), \(p.controlPreference.rawValue), \(p.settingPreference.rawValue)")
+        return "Student: " + parts.joined(separator: "; ")
+    }
+
+    func pad(_ s: String, _ n: Int, left: Bool = false) -> String {
+        let fill = String(repeating: " ", count: max(0, n - s.count))
+        return left ? fill + s : s + fill
+    }
+}
