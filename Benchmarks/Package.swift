@@ -27,5 +27,26 @@ let package = Package(
             path: "Benchmarks/CardPoolBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "RankingBenchmarks",
+            dependencies: [
+                .product(name: "SwipeRank", package: "main"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/RankingBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // The Swift side of `Benchmarks/compare` (numpy / faiss side by side): a plain executable.
+        .executableTarget(
+            name: "swiperank-compare",
+            dependencies: [.product(name: "SwipeRankNumerics", package: "main")],
+            path: "Compare"
+        ),
+        // A fixed workload to run under a profiler.
+        .executableTarget(
+            name: "swiperank-profile",
+            dependencies: [.product(name: "SwipeRank", package: "main")],
+            path: "Profile"
+        ),
     ]
 )

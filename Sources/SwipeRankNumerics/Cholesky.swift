@@ -2,11 +2,14 @@ import CBLAS
 
 /// The Cholesky factor `L` of a symmetric positive definite matrix `A = L Lᵀ`, in `Double`.
 ///
-/// Double because the learning model accumulates hundreds of rank-1 updates into a precision
-/// matrix; Float would lose the small eigenvalues that decide the posterior's uncertainty.
+/// Double because the learning model accumulates many rank-1 updates into a precision matrix;
+/// Float would lose the small eigenvalues that decide the posterior's uncertainty.
 /// Factorization and solves go to LAPACKE (`dpotrf`, `dpotrs`); LAPACK's `info` is checked in
 /// every build configuration. A rank-1 update keeps the factor current in O(d²) instead of
 /// refactoring in O(d³).
+///
+/// Storage: the lower triangle in column-major order (`lower[j·n + i]` is `L[i, j]`, the strict
+/// upper triangle is zero), so the rank-1 update walks each column contiguously.
 ///
 ///     var factor = try CholeskyFactor(symmetric: precision, dimension: d)
 ///     let mean = factor.solve(b)              // A⁻¹ b
@@ -14,15 +17,16 @@ import CBLAS
 public struct CholeskyFactor: Sendable, Hashable, Codable {
     /// The order of the matrix.
     public let dimension: Int
-    /// Row-major lower-triangular factor; the strict upper triangle is zero.
+    /// `L`, column-major, strict upper triangle zero.
     public private(set) var lower: [Double]
 
-    /// Factors the symmetric positive definite `matrix` (row-major, `dimension × dimension`).
+    /// Factors the symmetric positive definite `matrix` (`dimension × dimension`).
     ///
-    /// Only the lower triangle is read.
+    /// Only the lower triangle (equivalently, by symmetry, either triangle of a row-major
+    /// matrix) is read.
     ///
     /// - Parameters:
-    ///   - matrix: `dimension²` values, row-major.
+    ///   - matrix: `dimension²` values.
     ///   - dimension: The order of the matrix.
     /// - Throws: `NumericsError` `.notPositiveDefinite` when LAPACK finds a non-positive pivot,
     ///   `.nonFinite` when the matrix holds NaN or an infinity.
@@ -31,13 +35,8 @@ public struct CholeskyFactor: Sendable, Hashable, Codable {
         precondition(dimension >= 0 && matrix.count == dimension * dimension,
                      "Cholesky: \(matrix.count) values do not form a \(dimension)×\(dimension) matrix")
         guard matrix.allSatisfy({ $0.isFinite }) else { throw .nonFinite("Cholesky input") }
-        var a = matrix
-        for r in 0..<dimension { for c in (r + 1)..<max(r + 1, dimension) { a[r * dimension + c] = 0 } }
-        let info = a.withUnsafeMutableBufferPointer { lapackPotrf(dimension: dimension, a: $0.baseAddress) }
-        if info > 0 { throw .notPositiveDefinite(routine: "dpotrf", minor: info) }
-        if info < 0 { throw .lapackArgument(routine: "dpotrf", info: info) }
         self.dimension = dimension
-        self.lower = a
+        self.lower = try CholeskyFactor.factor(matrix, dimension)
     }
 
     /// Creates the factor of `scale · I`.
@@ -53,6 +52,17 @@ public struct CholeskyFactor: Sendable, Hashable, Codable {
         let root = scale.squareRoot()
         for i in 0..<dimension { l[i * dimension + i] = root }
         self.lower = l
+    }
+
+    /// Factors a column-major matrix whose lower triangle holds A, zeroing the strict upper
+    /// triangle of the result.
+    private static func factor(_ matrix: [Double], _ n: Int) throws(NumericsError) -> [Double] {
+        var a = matrix
+        for j in 0..<n { for i in 0..<j { a[j * n + i] = 0 } }
+        let info = a.withUnsafeMutableBufferPointer { lapackPotrf(dimension: n, a: $0.baseAddress) }
+        if info > 0 { throw .notPositiveDefinite(routine: "dpotrf", minor: info) }
+        if info < 0 { throw .lapackArgument(routine: "dpotrf", info: info) }
+        return a
     }
 
     /// Solves `A x = b` with `dpotrs`.
@@ -84,21 +94,34 @@ public struct CholeskyFactor: Sendable, Hashable, Codable {
     ///
     /// - Parameter x: `dimension` values.
     /// - Returns: The quadratic form, never negative.
-    /// - Complexity: O(dimension²).
+    /// - Complexity: O(dimension²) (one `dtrsv`).
     public func inverseQuadraticForm(_ x: [Double]) -> Double {
         precondition(x.count == dimension, "Cholesky: x has \(x.count) values, need \(dimension)")
+        guard dimension > 0 else { return 0 }
         var z = x
-        var sum = 0.0
-        // Forward substitution L z = x, accumulating ‖z‖².
-        for i in 0..<dimension {
-            var s = z[i]
-            let row = i * dimension
-            for j in 0..<i { s -= lower[row + j] * z[j] }
-            s /= lower[row + i]
-            z[i] = s
-            sum += s * s
+        lower.withUnsafeBufferPointer { l in
+            z.withUnsafeMutableBufferPointer { forwardSubstitute(dimension: dimension, l: l.baseAddress!, x: $0.baseAddress!) }
         }
-        return sum
+        return z.reduce(0) { $0 + $1 * $1 }
+    }
+
+    /// `xᵀ A⁻¹ x` for many vectors at once: one `dtrsm` (L⁻¹ X) instead of one `dtrsv` each.
+    ///
+    /// - Parameter vectors: Vectors of `dimension` values.
+    /// - Returns: One quadratic form per vector.
+    /// - Complexity: O(dimension² × count).
+    public func inverseQuadraticForms(_ vectors: [[Double]]) -> [Double] {
+        let n = dimension, m = vectors.count
+        guard n > 0, m > 0 else { return [Double](repeating: 0, count: m) }
+        var x = [Double](repeating: 0, count: n * m)
+        for (j, v) in vectors.enumerated() {
+            precondition(v.count == n, "Cholesky: a vector has \(v.count) values, need \(n)")
+            for i in 0..<n { x[j * n + i] = v[i] }
+        }
+        lower.withUnsafeBufferPointer { l in
+            x.withUnsafeMutableBufferPointer { forwardSubstituteMany(dimension: n, count: m, l: l.baseAddress!, x: $0.baseAddress!) }
+        }
+        return (0..<m).map { j in x[(j * n)..<((j + 1) * n)].reduce(0) { $0 + $1 * $1 } }
     }
 
     /// Replaces the factor of `A` by the factor of `A + x xᵀ`.
@@ -113,23 +136,47 @@ public struct CholeskyFactor: Sendable, Hashable, Codable {
         var w = x
         let n = dimension
         lower.withUnsafeMutableBufferPointer { l in
-            for k in 0..<n {
-                let lkk = l[k * n + k]
-                let r = (lkk * lkk + w[k] * w[k]).squareRoot()
-                let c = r / lkk, s = w[k] / lkk
-                l[k * n + k] = r
-                for i in (k + 1)..<max(k + 1, n) {
-                    let lik = (l[i * n + k] + s * w[i]) / c
-                    w[i] = c * w[i] - s * lik
-                    l[i * n + k] = lik
+            w.withUnsafeMutableBufferPointer { w in
+                for k in 0..<n {
+                    let column = k * n
+                    let lkk = l[column + k], wk = w[k]
+                    let r = (lkk * lkk + wk * wk).squareRoot()
+                    let c = r / lkk, s = wk / lkk, inverseC = 1 / c
+                    l[column + k] = r
+                    var i = k + 1
+                    while i < n {
+                        let lik = (l[column + i] + s * w[i]) * inverseC
+                        w[i] = c * w[i] - s * lik
+                        l[column + i] = lik
+                        i += 1
+                    }
                 }
             }
         }
     }
 
-    /// Multiplies `A = L Lᵀ` by `factor`, i.e. scales `L` by `√factor`.
+    /// Replaces the factor of `A` by the factor of `keep · A + add · I` (exponential
+    /// forgetting towards a scaled identity).
     ///
-    /// Used for exponential forgetting of old evidence.
+    /// - Parameters:
+    ///   - keep: The weight of the old matrix, in (0, 1].
+    ///   - add: The identity scale added, ≥ 0.
+    /// - Throws: `NumericsError` if the result is not positive definite (it cannot be for
+    ///   `add > 0`); the factor is unchanged then.
+    /// - Complexity: O(dimension³) (one `dsyrk` and one `dpotrf`).
+    public mutating func decay(keeping keep: Double, addingIdentity add: Double) throws(NumericsError) {
+        precondition(keep > 0 && keep <= 1 && add >= 0, "Cholesky decay: keep must be in (0, 1], add ≥ 0")
+        let n = dimension
+        guard n > 0 else { return }
+        var a = [Double](repeating: 0, count: n * n)
+        lower.withUnsafeBufferPointer { l in
+            a.withUnsafeMutableBufferPointer { syrkLower(dimension: n, alpha: keep, l: l.baseAddress!, c: $0.baseAddress!) }
+        }
+        for i in 0..<n { a[i * n + i] += add }
+        lower = try CholeskyFactor.factor(a, n)
+    }
+
+    /// Multiplies `A = L Lᵀ` by `factor`, i.e. scales `L` by `√factor`.
     ///
     /// - Parameter factor: A positive scale.
     /// - Complexity: O(dimension²).
@@ -139,7 +186,7 @@ public struct CholeskyFactor: Sendable, Hashable, Codable {
         for i in lower.indices { lower[i] *= root }
     }
 
-    /// The matrix `A = L Lᵀ`, row-major.
+    /// The matrix `A = L Lᵀ` (symmetric, so row- and column-major agree).
     ///
     /// - Complexity: O(dimension³).
     public var matrix: [Double] {
@@ -148,7 +195,7 @@ public struct CholeskyFactor: Sendable, Hashable, Codable {
         for i in 0..<n {
             for j in 0...i {
                 var s = 0.0
-                for k in 0...j { s += lower[i * n + k] * lower[j * n + k] }
+                for k in 0...j { s += lower[k * n + i] * lower[k * n + j] }
                 a[i * n + j] = s
                 a[j * n + i] = s
             }
@@ -160,11 +207,28 @@ public struct CholeskyFactor: Sendable, Hashable, Codable {
 @inline(never)
 internal func lapackPotrf(dimension: Int, a: UnsafeMutablePointer<Double>?) -> Int {
     guard dimension > 0 else { return 0 }
-    return Int(LAPACKE_dpotrf(LAPACK_ROW_MAJOR, Int8(UInt8(ascii: "L")), Int32(dimension), a, Int32(dimension)))
+    return Int(LAPACKE_dpotrf(LAPACK_COL_MAJOR, Int8(UInt8(ascii: "L")), Int32(dimension), a, Int32(dimension)))
 }
 
 @inline(never)
 internal func lapackPotrs(dimension: Int, l: UnsafePointer<Double>, b: UnsafeMutablePointer<Double>) -> Int {
-    Int(LAPACKE_dpotrs(LAPACK_ROW_MAJOR, Int8(UInt8(ascii: "L")), Int32(dimension), 1, l,
-                       Int32(dimension), b, 1))
+    Int(LAPACKE_dpotrs(LAPACK_COL_MAJOR, Int8(UInt8(ascii: "L")), Int32(dimension), 1, l,
+                       Int32(dimension), b, Int32(dimension)))
+}
+
+@inline(never)
+internal func forwardSubstitute(dimension: Int, l: UnsafePointer<Double>, x: UnsafeMutablePointer<Double>) {
+    cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, Int32(dimension), l, Int32(dimension), x, 1)
+}
+
+@inline(never)
+internal func forwardSubstituteMany(dimension: Int, count: Int, l: UnsafePointer<Double>, x: UnsafeMutablePointer<Double>) {
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, Int32(dimension), Int32(count), 1,
+                l, Int32(dimension), x, Int32(dimension))
+}
+
+@inline(never)
+internal func syrkLower(dimension: Int, alpha: Double, l: UnsafePointer<Double>, c: UnsafeMutablePointer<Double>) {
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, Int32(dimension), Int32(dimension), alpha, l,
+                Int32(dimension), 0, c, Int32(dimension))
 }

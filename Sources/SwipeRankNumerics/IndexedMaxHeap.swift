@@ -227,6 +227,7 @@ public struct IndexedMaxHeap<Score: BinaryFloatingPoint & Sendable>: Sendable {
     /// Every (handle, score) in the heap, in heap-array order.
     ///
     /// - Complexity: O(n).
+    @inlinable
     public var unordered: [(handle: Int, score: Score)] {
         entries.map { (Int($0.handle), $0.score) }
     }

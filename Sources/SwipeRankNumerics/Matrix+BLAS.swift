@@ -57,6 +57,33 @@ extension Matrix {
         }
     }
 
+    /// Computes `result = self · other` with one `cblas_sgemm`, reusing `result`'s storage.
+    ///
+    /// - Parameters:
+    ///   - other: A matrix with `columns` rows.
+    ///   - result: A `rows × other.columns` matrix; overwritten.
+    /// - Complexity: O(rows × columns × other.columns).
+    public func multiply(_ other: Matrix, into result: inout Matrix) {
+        precondition(columns == other.rows,
+                     "gemm: \(rows)×\(columns) · \(other.rows)×\(other.columns) do not conform")
+        precondition(result.rows == rows && result.columns == other.columns,
+                     "gemm: result must be \(rows)×\(other.columns), is \(result.rows)×\(result.columns)")
+        gemm(other, transposeOther: false, into: &result)
+    }
+
+    /// The transpose, `columns × rows`.
+    ///
+    /// - Complexity: O(rows × columns).
+    public var transposed: Matrix {
+        var t = Matrix(rows: columns, columns: rows)
+        storage.withUnsafeBufferPointer { a in
+            t.storage.withUnsafeMutableBufferPointer { b in
+                for r in 0..<rows { for c in 0..<columns { b[c * rows + r] = a[r * columns + c] } }
+            }
+        }
+        return t
+    }
+
     /// Returns `self · other` (`rows × other.columns`) with one `cblas_sgemm`.
     ///
     /// - Parameter other: A matrix with `columns` rows.
@@ -66,7 +93,7 @@ extension Matrix {
         precondition(columns == other.rows,
                      "gemm: \(rows)×\(columns) · \(other.rows)×\(other.columns) do not conform")
         var result = Matrix(rows: rows, columns: other.columns)
-        gemm(other, transposeOther: false, into: &result)
+        multiply(other, into: &result)
         return result
     }
 

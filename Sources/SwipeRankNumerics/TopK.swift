@@ -45,32 +45,46 @@ public struct TopKSelector: Sendable {
         heapIndices.removeAll(keepingCapacity: true)
         heapScores.reserveCapacity(k)
         heapIndices.reserveCapacity(k)
-        var count = 0
-        for i in 0..<scores.count {
+        var count = 0, i = 0
+        let n = scores.count
+        // Fill the heap with the first k scores that are not NaN.
+        while i < n && count < k {
             let s = scores[i]
-            if s.isNaN { continue }
-            if count < k {
+            if !s.isNaN {
                 heapScores.append(s)
                 heapIndices.append(i)
                 count += 1
                 siftUp(count - 1)
-            } else if s > heapScores[0] {
-                // Equal scores keep the earlier (lower) index, already in the heap.
-                heapScores[0] = s
-                heapIndices[0] = i
-                siftDown(0, count)
+            }
+            i += 1
+        }
+        // The hot loop: one comparison per score against the current k-th best, kept in a
+        // register; the heap is touched only for the few scores that beat it (about
+        // k·ln(n/k) of n for random order). NaN never compares above.
+        if count == k, let p = scores.baseAddress {
+            var threshold = heapScores[0]
+            while i < n {
+                let s = p[i]
+                if s > threshold {
+                    // Equal scores keep the earlier (lower) index, already in the heap.
+                    heapScores[0] = s
+                    heapIndices[0] = i
+                    siftDown(0, count)
+                    threshold = heapScores[0]
+                }
+                i &+= 1
             }
         }
         // Pop worst-first into the tail of the result: the result ends up best-first.
         result.reserveCapacity(count)
         for _ in 0..<count { result.append(0) }
-        var n = count
-        while n > 0 {
-            result[n - 1] = heapIndices[0]
-            n -= 1
-            heapScores.swapAt(0, n)
-            heapIndices.swapAt(0, n)
-            siftDown(0, n)
+        var left = count
+        while left > 0 {
+            result[left - 1] = heapIndices[0]
+            left -= 1
+            heapScores.swapAt(0, left)
+            heapIndices.swapAt(0, left)
+            siftDown(0, left)
         }
     }
 
@@ -119,6 +133,52 @@ extension Array where Element == Float {
         var selector = TopKSelector()
         var result: [Int] = []
         selector.select(k: k, from: self, into: &result)
+        return result
+    }
+}
+
+extension TopKSelector {
+    /// The top `k` items for each of many students: `scores = weights · items`, computed in
+    /// blocks of students so each block's score rows are still in cache when they are selected
+    /// from (one `cblas_sgemm` per block, then one top-k per row).
+    ///
+    /// Equal to a full sgemm followed by `select` on every row, without materializing the
+    /// S × N score matrix.
+    ///
+    ///     var selector = TopKSelector()
+    ///     let best = selector.topK(k: 20, weights: students, items: catalog.featuresByColumn)
+    ///
+    /// - Parameters:
+    ///   - k: Items per student.
+    ///   - weights: S × d, one student per row.
+    ///   - items: d × N, the catalog feature-major.
+    ///   - blockSize: Students per sgemm (64: large enough for an efficient sgemm, and 64 × 10k
+    ///     scores = 2.5 MB stay near the core).
+    /// - Returns: S lists of item indices, best first (ties to the lower index).
+    /// - Complexity: O(S × d × N + S × N log k).
+    public mutating func topK(k: Int, weights: Matrix, items: Matrix, blockSize: Int = 64) -> [[Int]] {
+        precondition(weights.columns == items.rows, "topK: weights have \(weights.columns) columns, items \(items.rows) rows")
+        precondition(blockSize > 0, "topK: blockSize must be positive")
+        let s = weights.rows, n = items.columns
+        var result: [[Int]] = []
+        result.reserveCapacity(s)
+        var block = Matrix(rows: Swift.min(blockSize, s), columns: n)
+        var top: [Int] = []
+        var start = 0
+        while start < s {
+            let rows = Swift.min(blockSize, s - start)
+            let slice = Matrix(rows: rows, columns: weights.columns,
+                               elements: weights.elements[(start * weights.columns)..<((start + rows) * weights.columns)])
+            if block.rows != rows { block = Matrix(rows: rows, columns: n) }
+            slice.multiply(items, into: &block)
+            block.withUnsafeBufferPointer { scores in
+                for r in 0..<rows {
+                    select(k: k, from: UnsafeBufferPointer(rebasing: scores[(r * n)..<((r + 1) * n)]), into: &top)
+                    result.append(top)
+                }
+            }
+            start += rows
+        }
         return result
     }
 }

@@ -80,6 +80,24 @@ struct BLASTests {
         }
     }
 
+    @Test("transposed swaps indices; multiply(into:) equals multiplied(by:)")
+    func transposeAndMultiplyInto() {
+        var rng = SplitMix64(seed: 17)
+        let a = randomMatrix(rows: 7, columns: 5, using: &rng), b = randomMatrix(rows: 5, columns: 9, using: &rng)
+        let t = a.transposed
+        #expect(t.rows == 5 && t.columns == 7)
+        for r in 0..<7 { for c in 0..<5 { #expect(t[c, r] == a[r, c]) } }
+        var out = Matrix(rows: 7, columns: 9, repeating: 42)
+        a.multiply(b, into: &out)
+        #expect(out == a.multiplied(by: b))
+        // Scoring through the transposed layout equals the row-major gemv.
+        let w = randomVector(5, using: &rng)
+        var viaRows = [Float](repeating: 0, count: 7), viaColumns = [Float](repeating: 0, count: 7)
+        a.multiply(w, into: &viaRows)
+        t.multiplyTransposed(w, into: &viaColumns)
+        for i in 0..<7 { #expect(close(viaRows[i], viaColumns[i], scale: 5)) }
+    }
+
     @Test("empty dimensions are handled without calling BLAS with invalid leading dimensions")
     func emptyDimensions() {
         let a = Matrix(rows: 3, columns: 0)
@@ -124,6 +142,18 @@ struct TopKTests {
             selector.select(k: k, from: scores, into: &out)
             #expect(out == scores.topIndices(k))
         }
+    }
+
+    @Test("blocked batch top-k equals a full sgemm and a top-k per row", arguments: [1, 3, 16, 64])
+    func batchTopK(blockSize: Int) {
+        var rng = SplitMix64(seed: UInt64(blockSize))
+        let students = randomMatrix(rows: 37, columns: 12, using: &rng)
+        let items = randomMatrix(rows: 12, columns: 500, using: &rng)
+        let full = students.multiplied(by: items)
+        var selector = TopKSelector()
+        let blocked = selector.topK(k: 7, weights: students, items: items, blockSize: blockSize)
+        #expect(blocked.count == 37)
+        for s in 0..<37 { #expect(blocked[s] == full.row(s).topIndices(7), "student \(s)") }
     }
 
     @Test("NaN scores are never selected")

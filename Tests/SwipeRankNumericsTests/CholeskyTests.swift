@@ -36,6 +36,11 @@ struct CholeskyTests {
         let quadratic = factor.inverseQuadraticForm(b)
         let direct = zip(b, x).reduce(0) { $0 + $1.0 * $1.1 }
         #expect(abs(quadratic - direct) < 1e-9 * max(1, direct))
+        // The batched form agrees with the single one.
+        let others = (0..<3).map { _ in (0..<n).map { _ in Double.random(in: -2...2, using: &rng) } }
+        for (batched, single) in zip(factor.inverseQuadraticForms([b] + others), ([b] + others).map(factor.inverseQuadraticForm)) {
+            #expect(abs(batched - single) < 1e-9 * max(1, single))
+        }
     }
 
     @Test("a rank-1 update equals refactoring A + x xᵀ", arguments: 0..<15)
@@ -51,6 +56,19 @@ struct CholeskyTests {
         }
         let fresh = try CholeskyFactor(symmetric: a, dimension: n)
         for (p, q) in zip(factor.lower, fresh.lower) { #expect(abs(p - q) < 1e-8 * max(1, abs(q)), "seed \(seed)") }
+    }
+
+    @Test("decay equals refactoring keep·A + add·I", arguments: 0..<5)
+    func decay(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        let n = Int.random(in: 1...70, using: &rng)
+        let a = randomSPD(n, using: &rng)
+        var factor = try CholeskyFactor(symmetric: a, dimension: n)
+        try factor.decay(keeping: 0.9, addingIdentity: 0.3)
+        var expected = a.map { $0 * 0.9 }
+        for i in 0..<n { expected[i * n + i] += 0.3 }
+        let fresh = try CholeskyFactor(symmetric: expected, dimension: n)
+        for (p, q) in zip(factor.lower, fresh.lower) { #expect(abs(p - q) < 1e-9 * max(1, abs(q)), "seed \(seed)") }
     }
 
     @Test("scaling the matrix scales the solution inversely")

@@ -14,8 +14,8 @@ import SwipeRankNumerics
 ///   expected barely moves it; a surprise moves it a lot. A floor of 0.05 on p(1−p) keeps even
 ///   confident swipes informative.
 /// - Stable phase: before each swipe the precision decays towards the prior,
-///   `A ← λA + (1−λ)τI` (refactored with `dpotrf`, O(D³)), so old evidence weighs less and the
-///   model keeps adapting.
+///   `A ← λA + (1−λ)τI` (rebuilt with `dsyrk` and refactored with `dpotrf`, O(D³)), so old
+///   evidence weighs less and the model keeps adapting.
 /// - Each step uses the current posterior, so the order of swipes matters slightly;
 ///   `SwipeSession.sync(_:)` fixes the order by (timestamp, swipe id).
 public struct PreferenceModel: Sendable, Codable, Equatable {
@@ -29,8 +29,6 @@ public struct PreferenceModel: Sendable, Codable, Equatable {
     public let scale: Double
     /// The prior mean μ₀ (cold start plus feedback adjustments).
     public private(set) var priorMean: [Double]
-    /// The posterior precision A, row-major D × D.
-    public private(set) var precision: [Double]
     /// The posterior mean μ.
     public private(set) var mean: [Double]
     /// The Cholesky factor of A.
@@ -50,9 +48,6 @@ public struct PreferenceModel: Sendable, Codable, Equatable {
         offset = calibration.offset
         scale = calibration.scale
         self.priorMean = priorMean.map(Double.init)
-        var a = [Double](repeating: 0, count: d * d)
-        for i in 0..<d { a[i * d + i] = priorPrecision }
-        precision = a
         mean = self.priorMean
         factor = CholeskyFactor(identityScaledBy: priorPrecision, dimension: d)
     }
@@ -90,33 +85,16 @@ public struct PreferenceModel: Sendable, Codable, Equatable {
         precondition(z.count == dimension, "Observation has \(z.count) values, the model \(dimension)")
         precondition(forgetting > 0 && forgetting <= 1, "Forgetting factor must be in (0, 1]")
         guard z.allSatisfy({ $0.isFinite }) else { throw NumericsError.nonFinite("swipe observation") }
-        let d = dimension
         let p = likeProbability(z)
         let curvature = max(0.05, p * (1 - p)) / (scale * scale)
-        var a = precision
-        var newFactor = factor
+        // In place: only the decay can fail, and it leaves the factor untouched when it does.
         if forgetting < 1 {
-            let restore = (1 - forgetting) * priorPrecision
-            for i in 0..<(d * d) { a[i] *= forgetting }
-            for i in 0..<d { a[i * d + i] += restore }
-            addOuter(&a, z, curvature)
-            newFactor = try CholeskyFactor(symmetric: a, dimension: d)
-        } else {
-            addOuter(&a, z, curvature)
-            newFactor.rankOneUpdate(z.map { $0 * curvature.squareRoot() })
+            try factor.decay(keeping: forgetting, addingIdentity: (1 - forgetting) * priorPrecision)
         }
-        let step = newFactor.solve(z.map { $0 * ((liked ? 1 : 0) - p) / scale })
-        precision = a
-        factor = newFactor
-        for i in 0..<d { mean[i] += step[i] }
-    }
-
-    private func addOuter(_ a: inout [Double], _ z: [Double], _ s: Double) {
-        let d = dimension
-        for i in 0..<d where z[i] != 0 {
-            let zi = z[i] * s
-            for j in 0..<d { a[i * d + j] += zi * z[j] }
-        }
+        let root = curvature.squareRoot()
+        factor.rankOneUpdate(z.map { $0 * root })
+        let step = factor.solve(z.map { $0 * ((liked ? 1 : 0) - p) / scale })
+        for i in 0..<dimension { mean[i] += step[i] }
     }
 
     /// Shifts the prior mean by `delta` (a feedback answer); the posterior mean moves by
@@ -139,4 +117,11 @@ public struct PreferenceModel: Sendable, Codable, Equatable {
     /// - Returns: The variance.
     /// - Complexity: O(D²).
     public func variance(along z: [Double]) -> Double { factor.inverseQuadraticForm(z) }
+
+    /// The posterior variances along many vectors (one triangular solve for all).
+    ///
+    /// - Parameter vectors: D values each.
+    /// - Returns: One variance per vector.
+    /// - Complexity: O(D² × count).
+    public func variances(along vectors: [[Double]]) -> [Double] { factor.inverseQuadraticForms(vectors) }
 }

@@ -177,6 +177,12 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
         heap.unordered.map { (cards[$0.handle].id, $0.score) }
     }
 
+    /// The ids of the unseen cards, in no particular order.
+    ///
+    /// - Complexity: O(n).
+    @inlinable
+    public var unseenIDs: [ID] { heap.unordered.map { cards[$0.handle].id } }
+
     /// The seen cards, in the order they were promoted.
     ///
     /// - Complexity: O(history count).
@@ -270,27 +276,24 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
     ///   throws; in both cases nothing changes.
     /// - Complexity: O(n) plus n calls of `score`.
     public mutating func rescoreAll(timestamp: Int64, _ score: (ID) throws(DataError) -> Score) throws(DataError) {
-        // Compute and check everything first, so a failure leaves the pool untouched.
-        let current = heap.unordered
-        var fresh: [Score] = []
-        fresh.reserveCapacity(current.count)
-        for (h, _) in current {
-            let s = try score(cards[h].id)
-            try Self.check(s, cards[h].id)
-            fresh.append(s)
-        }
-        var next = 0
-        let ts = cards.map(\.timestamp)
-        var accepted: [Int] = []
-        heap.rescoreAll { h, old in
-            let s = fresh[next]
-            next += 1
-            let stored = ts[h]
-            guard timestamp > stored || (timestamp == stored && s > old) else { return old }
-            accepted.append(h)
-            return s
+        // Compute and check everything first (in heap order), so a failure leaves the pool
+        // untouched; then one O(n) pass applies the accepted scores and re-heapifies.
+        var fresh: [Score] = [], accepted: [Int] = []
+        fresh.reserveCapacity(heap.count)
+        for (h, old) in heap.unordered {
+            let card = cards[h]
+            let s = try score(card.id)
+            try Self.check(s, card.id)
+            let newer = timestamp > card.timestamp || (timestamp == card.timestamp && s > old)
+            fresh.append(newer ? s : old)
+            if newer { accepted.append(h) }
         }
         for h in accepted { cards[h].timestamp = timestamp }
+        var next = 0
+        heap.rescoreAll { _, _ in
+            defer { next += 1 }
+            return fresh[next]
+        }
         _checkInvariants()
     }
 

@@ -88,11 +88,14 @@ public struct GeographicMixer: Sendable, Hashable, Codable {
         plan.reserveCapacity(count)
         for slot in 0..<count {
             let total = Double(servedTotal + slot + 1)
-            let band = (0..<3).filter { quota[$0] > 0 }
-                .max { (shares[$0] * total - Double(running[$0]), -$0) < (shares[$1] * total - Double(running[$1]), -$1) }!
-            quota[band] -= 1
-            running[band] += 1
-            plan.append(GeoBand.allCases[band])
+            var best = -1, bestDeficit = -Double.infinity
+            for b in 0..<3 where quota[b] > 0 {
+                let deficit = shares[b] * total - Double(running[b])
+                if deficit > bestDeficit { best = b; bestDeficit = deficit }   // ties: the earlier band
+            }
+            quota[best] -= 1
+            running[best] += 1
+            plan.append(GeoBand.allCases[best])
         }
         return plan
     }

@@ -27,11 +27,13 @@ extension SchoolMatcher {
     /// - Returns: At most three sentences.
     /// - Complexity: O(d + k).
     public func explanations(row: Int, student: MatchStudent, weights: PreferenceWeights) -> [String] {
-        let contributions = schools.catalog.contributions(row: row, weights: weights, terms: student.terms)
-        let ranked = contributions.filter { $0.value >= SchoolMatcher.explanationThreshold }
-            .sorted { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }
+        let catalog = schools.catalog
+        let values = catalog.groupContributions(row: row, weights: weights, terms: student.terms)
+        let names = catalog.groups + student.terms.names
+        let ranked = values.indices.filter { values[$0] >= SchoolMatcher.explanationThreshold }
+            .sorted { values[$0] > values[$1] || (values[$0] == values[$1] && names[$0] < names[$1]) }
         var result: [String] = []
-        for (group, _) in ranked where result.count < 3 {
+        for group in ranked.lazy.map({ names[$0] }) where result.count < 3 {
             if let sentence = explanation(group: group, row: row, student: student, weights: weights) {
                 result.append(sentence)
             }

@@ -18,7 +18,7 @@ public struct ScoringWorkspace: Sendable {
 
 extension Catalog {
     /// Writes every item's raw score, `X · w + Rᵀ · β`, into `scores`: one `cblas_sgemv` over
-    /// the catalog and one over the k × N relative terms.
+    /// the feature-major catalog and one over the k × N relative terms.
     ///
     /// - Parameters:
     ///   - weights: The student's weights (d features, k terms).
@@ -29,7 +29,7 @@ extension Catalog {
         precondition(weights.features.count == dimension,
                      "Weights have \(weights.features.count) features, the catalog \(dimension)")
         if scores.count != count { scores = [Float](repeating: 0, count: count) }
-        features.multiply(weights.features, into: &scores)
+        featuresByColumn.multiplyTransposed(weights.features, into: &scores)
         if let terms {
             precondition(terms.values.columns == count && weights.terms.count == terms.values.rows,
                          "Relative terms do not match the catalog or the term weights")
@@ -51,8 +51,8 @@ extension Catalog {
         workspace.selector.select(k: k, from: workspace.scores, into: &workspace.top)
     }
 
-    /// Scores every item for many students at once: one `cblas_sgemm` (students × d times
-    /// d × N), then each student's relative terms.
+    /// Scores every item for many students at once: one `cblas_sgemm` (students × d times the
+    /// feature-major d × N catalog), then each student's relative terms.
     ///
     /// Gives the same scores as `scores(weights:terms:into:)` per student, up to float
     /// rounding.
@@ -73,7 +73,7 @@ extension Catalog {
             }
         }
         var result = Matrix(rows: s, columns: count)
-        w.multiplyTransposed(features, into: &result)
+        w.multiply(featuresByColumn, into: &result)
         guard let terms else { return result }
         var row = [Float](repeating: 0, count: count)
         for r in 0..<s {
@@ -98,17 +98,30 @@ extension Catalog {
     /// - Returns: Group name → contribution; the values sum to the raw score.
     /// - Complexity: O(d + k).
     public func contributions(row: Int, weights: PreferenceWeights, terms: RelativeTerms?) -> [String: Float] {
+        let values = groupContributions(row: row, weights: weights, terms: terms)
         var result: [String: Float] = [:]
+        for (g, name) in groups.enumerated() { result[name, default: 0] += values[g] }
+        for (k, name) in (terms?.names ?? []).enumerated() { result[name, default: 0] += values[groups.count + k] }
+        return result
+    }
+
+    /// The same contributions as an array: one per entry of `groups`, then one per relative
+    /// term. No strings are touched, so cards can rank reasons cheaply.
+    ///
+    /// - Parameters:
+    ///   - row: The item.
+    ///   - weights: The student's weights.
+    ///   - terms: The student's relative terms.
+    /// - Returns: `groups.count + (terms?.names.count ?? 0)` values.
+    /// - Complexity: O(d + k).
+    public func groupContributions(row: Int, weights: PreferenceWeights, terms: RelativeTerms?) -> [Float] {
+        var result = [Float](repeating: 0, count: groups.count + (terms?.names.count ?? 0))
         features.withUnsafeBufferPointer { x in
             let base = row * dimension
-            for (j, column) in columns.enumerated() {
-                result[column.group, default: 0] += weights.features[j] * x[base + j]
-            }
+            for j in 0..<dimension { result[groupOfColumn[j]] += weights.features[j] * x[base + j] }
         }
         if let terms {
-            for (k, name) in terms.names.enumerated() {
-                result[name, default: 0] += weights.terms[k] * terms[term: k, item: row]
-            }
+            for k in 0..<terms.names.count { result[groups.count + k] = weights.terms[k] * terms[term: k, item: row] }
         }
         return result
     }

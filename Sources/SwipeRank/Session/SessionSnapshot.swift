@@ -109,7 +109,11 @@ extension SwipeEngine {
         session.swipes = Dictionary(uniqueKeysWithValues: snapshot.swipes.map { ($0.swipeID, $0) })
         session.totalSwipes = snapshot.totalSwipes
         session.bandServed = snapshot.bandServed
-        session.shownRegions = Set(snapshot.shownRegions)
+        for region in snapshot.shownRegions {
+            guard let code = session.regionNames.firstIndex(of: region) else { throw invalid("unknown region \"\(region)\"") }
+            session.shownRegions.insert(region)
+            session.regionShown[code] = true
+        }
         session.lastFeedbackSwipe = snapshot.lastFeedbackSwipe
         session.pendingFeedback = Dictionary(uniqueKeysWithValues: snapshot.pendingFeedback.map { ($0.row, $0.options) })
         session.modelVersion = snapshot.modelVersion

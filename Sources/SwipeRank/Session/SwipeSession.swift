@@ -68,6 +68,11 @@ public struct SwipeSession: Sendable {
     var swipes: [String: Swipe] = [:]
     var bandServed = [0, 0, 0]
     var shownRegions: Set<String> = []
+    /// Region code per row and whether each region has been shown: the discovery bonus is
+    /// looked up per row at every re-score, so no strings there.
+    var regionOfRow: [Int] = []
+    var regionShown: [Bool] = []
+    var regionNames: [String] = []
     var lastFeedbackSwipe: Int?
     var pendingFeedback: [Int: [FeedbackOption]] = [:]
     var rng: SplitMix64
@@ -97,7 +102,13 @@ public struct SwipeSession: Sendable {
         self.student = student
         self.model = model
         self.rng = rng
-        let n = engine.matcher.schools.catalog.count
+        let catalog = engine.matcher.schools.catalog
+        let n = catalog.count
+        let regions = catalog.textValues[catalog.textAttribute(named: "region")!]
+        regionNames = Array(Set(regions)).sorted()
+        let code = Dictionary(uniqueKeysWithValues: regionNames.enumerated().map { ($1, $0) })
+        regionOfRow = regions.map { code[$0]! }
+        regionShown = [Bool](repeating: false, count: regionNames.count)
         if student.profile.home != nil {
             let bands = (0..<n).map {
                 GeoBand.band(distance: student.distances[$0], preferred: student.profile.maxDistanceMiles,
@@ -113,15 +124,17 @@ public struct SwipeSession: Sendable {
 
     func poolIndex(_ band: GeoBand?) -> Int { band.map { GeoBand.allCases.firstIndex(of: $0)! } ?? 0 }
 
-    func region(_ row: Int) -> String {
-        let catalog = engine.matcher.schools.catalog
-        return catalog.textValues[catalog.textAttribute(named: "region")!][row]
+    func region(_ row: Int) -> String { regionNames[regionOfRow[row]] }
+
+    mutating func markShown(row: Int) {
+        shownRegions.insert(region(row))
+        regionShown[regionOfRow[row]] = true
     }
 
     /// The pool's ordering score: the raw score, plus a novelty bonus for discovery cards from
     /// regions not shown yet.
     func poolScore(row: Int, raw: Float) -> Float {
-        guard bandOfRow[row] == .discovery, !shownRegions.contains(region(row)) else { return raw }
+        guard bandOfRow[row] == .discovery, !regionShown[regionOfRow[row]] else { return raw }
         return raw + engine.configuration.discoveryNoveltyBonus
     }
 
@@ -182,7 +195,7 @@ public struct SwipeSession: Sendable {
                                      propensity: propensity, predictedMatch: card.matchScore, action: nil))
             servedIndexByRow[row] = served.count - 1
             if band != nil { bandServed[p] += 1 }
-            shownRegions.insert(region(row))
+            markShown(row: row)
             cards.append(card)
         }
         return RecommendationResponse(recommendations: cards, learningState: learningState, totalSwipes: totalSwipes)
@@ -213,12 +226,15 @@ public struct SwipeSession: Sendable {
     mutating func drawProbe(pool p: Int) -> (row: Int, propensity: Double) {
         let (window, temperature) = engine.probes.exploration(for: phase)
         let boundary = Float(engine.matcher.calibration.offset)
-        let rows = pools[p].unseen.map(\.id).sorted()
-        let closeness = rows.map { -abs(workspace.scores[$0] - boundary) }
+        let rows = pools[p].unseenIDs
+        var closeness = [Float](repeating: 0, count: rows.count)
+        workspace.scores.withUnsafeBufferPointer { scores in
+            for (i, row) in rows.enumerated() { closeness[i] = -abs(scores[row] - boundary) }
+        }
         var picked: [Int] = []
         selector.select(k: window, from: closeness, into: &picked)
         let candidates = picked.map { rows[$0] }
-        let variances = candidates.map { model.variance(along: engine.combined(row: $0, student: student)) }
+        let variances = model.variances(along: candidates.map { engine.combined(row: $0, student: student) })
         let (index, propensity) = ProbeScheduler.draw(uncertainties: variances, temperature: temperature, using: &rng)
         return (candidates[index], propensity)
     }
