@@ -12,7 +12,8 @@ let package = Package(
     name: "SwipeRankBenchmarks",
     platforms: [.macOS(.v13)],
     dependencies: [
-        .package(path: ".."),
+        // Named, so the identity does not depend on the folder the repository was cloned into.
+        .package(name: "SwipeRank", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
@@ -20,7 +21,7 @@ let package = Package(
         .executableTarget(
             name: "CardPoolBenchmarks",
             dependencies: [
-                .product(name: "SwipeRank", package: "main"),
+                .product(name: "SwipeRank", package: "SwipeRank"),
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "HeapModule", package: "swift-collections"),
             ],
@@ -30,7 +31,7 @@ let package = Package(
         .executableTarget(
             name: "RankingBenchmarks",
             dependencies: [
-                .product(name: "SwipeRank", package: "main"),
+                .product(name: "SwipeRank", package: "SwipeRank"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/RankingBenchmarks",
@@ -39,13 +40,13 @@ let package = Package(
         // The Swift side of `Benchmarks/compare` (numpy / faiss side by side): a plain executable.
         .executableTarget(
             name: "swiperank-compare",
-            dependencies: [.product(name: "SwipeRankNumerics", package: "main")],
+            dependencies: [.product(name: "SwipeRankNumerics", package: "SwipeRank")],
             path: "Compare"
         ),
         // A fixed workload to run under a profiler.
         .executableTarget(
             name: "swiperank-profile",
-            dependencies: [.product(name: "SwipeRank", package: "main")],
+            dependencies: [.product(name: "SwipeRank", package: "SwipeRank")],
             path: "Profile"
         ),
     ]

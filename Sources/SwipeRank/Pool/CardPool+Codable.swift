@@ -16,7 +16,7 @@ extension CardPool: Codable where ID: Codable, Score: Codable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(1, forKey: .version)
         let unseen = heap.unordered.sorted { $0.handle < $1.handle }
-            .map { StoredCard(id: cards[$0.handle].id, score: $0.score, timestamp: cards[$0.handle].timestamp) }
+            .map { StoredCard(id: ids[$0.handle], score: $0.score, timestamp: timestamps[$0.handle]) }
         try c.encode(unseen, forKey: .unseen)
         try c.encode(history, forKey: .history)
     }
@@ -42,9 +42,11 @@ extension CardPool: Codable where ID: Codable, Score: Codable {
             guard handles[id] == nil else {
                 throw DecodingError.dataCorruptedError(forKey: .history, in: c, debugDescription: "card \(id) appears twice")
             }
-            let h = cards.count
+            let h = ids.count
             handles[id] = Int32(h)
-            cards.append(Card(id: id, timestamp: 0, historyIndex: Int32(historyHandles.count)))
+            ids.append(id)
+            timestamps.append(0)
+            historyIndexes.append(Int32(historyHandles.count))
             historyHandles.append(Int32(h))
         }
         for card in unseen {
@@ -66,7 +68,7 @@ extension CardPool: Equatable {
     /// - Complexity: O(n log n).
     public static func == (lhs: CardPool, rhs: CardPool) -> Bool {
         func unseen(_ pool: CardPool) -> [(ID, Score, Int64)] {
-            pool.heap.unordered.sorted { $0.handle < $1.handle }.map { (pool.cards[$0.handle].id, $0.score, pool.cards[$0.handle].timestamp) }
+            pool.heap.unordered.sorted { $0.handle < $1.handle }.map { (pool.ids[$0.handle], $0.score, pool.timestamps[$0.handle]) }
         }
         let a = unseen(lhs), b = unseen(rhs)
         return lhs.history == rhs.history && a.count == b.count

@@ -8,13 +8,13 @@ extension CardPool {
     public func _checkInvariants() {
         heap._checkInvariants()
         for (id, h) in handles {
-            precondition(cards[Int(h)].id == id, "CardPool: handle \(h) does not belong to \(id)")
-            let seen = cards[Int(h)].historyIndex >= 0, unseen = heap.contains(handle: Int(h))
+            precondition(ids[Int(h)] == id, "CardPool: handle \(h) does not belong to \(id)")
+            let seen = historyIndexes[Int(h)] >= 0, unseen = heap.contains(handle: Int(h))
             precondition(!(seen && unseen), "CardPool: \(id) is both seen and unseen")
             precondition(seen || unseen, "CardPool: \(id) is known but neither seen nor unseen")
         }
         for (index, h) in historyHandles.enumerated() {
-            precondition(cards[Int(h)].historyIndex == Int32(index), "CardPool: history index of handle \(h) is wrong")
+            precondition(historyIndexes[Int(h)] == Int32(index), "CardPool: history index of handle \(h) is wrong")
         }
         precondition(heap.count + historyHandles.count <= handles.count, "CardPool: more cards than ids")
     }

@@ -63,24 +63,15 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
 
     // Cards get dense handles in first-insertion order: the heap breaks ties by handle, and
     // per-card data lives in arrays indexed by handle, so the hot path hashes an id once.
-    /// What the pool keeps per card, indexed by handle (one append per insert).
-    @usableFromInline
-    struct Card: Sendable {
-        @usableFromInline var id: ID
-        /// The timestamp of the update that set the current score.
-        @usableFromInline var timestamp: Int64
-        /// The history index; -1 while unseen (or removed).
-        @usableFromInline var historyIndex: Int32
-        @inlinable init(id: ID, timestamp: Int64, historyIndex: Int32) {
-            self.id = id
-            self.timestamp = timestamp
-            self.historyIndex = historyIndex
-        }
-    }
-
     @usableFromInline var heap = IndexedMaxHeap<Score>()
     @usableFromInline var handles: [ID: Int32] = [:]
-    @usableFromInline var cards: ContiguousArray<Card> = []
+    // Per-card data by handle, in separate arrays: a promotion touches only `ids` and
+    // `historyIndexes` (12 bytes a card), so those stay in cache for large pools.
+    @usableFromInline var ids: ContiguousArray<ID> = []
+    /// The timestamp of the update that set each card's current score.
+    @usableFromInline var timestamps: ContiguousArray<Int64> = []
+    /// The history index of each card; -1 while unseen (or removed).
+    @usableFromInline var historyIndexes: ContiguousArray<Int32> = []
     /// Seen handles in order.
     @usableFromInline var historyHandles: ContiguousArray<Int32> = []
 
@@ -94,7 +85,9 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
     public init(capacity: Int) {
         heap.reserveCapacity(capacity)
         handles.reserveCapacity(capacity)
-        cards.reserveCapacity(capacity)
+        ids.reserveCapacity(capacity)
+        timestamps.reserveCapacity(capacity)
+        historyIndexes.reserveCapacity(capacity)
         historyHandles.reserveCapacity(capacity)
     }
 
@@ -132,7 +125,7 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
     @inlinable
     public func isSeen(_ id: ID) -> Bool {
         guard let h = handles[id] else { return false }
-        return cards[Int(h)].historyIndex >= 0
+        return historyIndexes[Int(h)] >= 0
     }
 
     /// The current score of an unseen card.
@@ -151,14 +144,14 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
     /// - Complexity: O(1) on average.
     public func timestamp(of id: ID) -> Int64? {
         guard let h = handles[id], heap.contains(handle: Int(h)) else { return nil }
-        return cards[Int(h)].timestamp
+        return timestamps[Int(h)]
     }
 
     /// The unseen card with the top score, without removing it.
     ///
     /// - Complexity: O(1).
     public var max: (id: ID, score: Score)? {
-        heap.max.map { (cards[$0.handle].id, $0.score) }
+        heap.max.map { (ids[$0.handle], $0.score) }
     }
 
     /// The `k` unseen cards with the top scores, best first, without removing them.
@@ -167,26 +160,26 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
     /// - Returns: At most `k` cards.
     /// - Complexity: O(k log k).
     public func top(_ k: Int) -> [(id: ID, score: Score)] {
-        heap.top(k).map { (cards[$0.handle].id, $0.score) }
+        heap.top(k).map { (ids[$0.handle], $0.score) }
     }
 
     /// Every unseen card with its score, in no particular order.
     ///
     /// - Complexity: O(n).
     public var unseen: [(id: ID, score: Score)] {
-        heap.unordered.map { (cards[$0.handle].id, $0.score) }
+        heap.unordered.map { (ids[$0.handle], $0.score) }
     }
 
     /// The ids of the unseen cards, in no particular order.
     ///
     /// - Complexity: O(n).
     @inlinable
-    public var unseenIDs: [ID] { heap.unordered.map { cards[$0.handle].id } }
+    public var unseenIDs: [ID] { heap.unordered.map { ids[$0.handle] } }
 
     /// The seen cards, in the order they were promoted.
     ///
     /// - Complexity: O(history count).
-    public var history: [ID] { historyHandles.map { cards[Int($0)].id } }
+    public var history: [ID] { historyHandles.map { ids[Int($0)] } }
 
     /// The seen card at a history index.
     ///
@@ -195,7 +188,7 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
     /// - Complexity: O(1).
     public func historyCard(at index: Int) -> ID {
         precondition(index >= 0 && index < historyHandles.count, "History index \(index) out of range 0..<\(historyHandles.count)")
-        return cards[Int(historyHandles[index])].id
+        return ids[Int(historyHandles[index])]
     }
 
     /// The history index of a seen card.
@@ -205,7 +198,7 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
     /// - Complexity: O(1) on average.
     public func historyIndex(of id: ID) -> Int? {
         guard let h = handles[id] else { return nil }
-        let index = cards[Int(h)].historyIndex
+        let index = historyIndexes[Int(h)]
         return index >= 0 ? Int(index) : nil
     }
 
@@ -224,14 +217,16 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
     @discardableResult
     public mutating func insert(_ id: ID, score: Score, timestamp: Int64) throws(DataError) -> UpdateOutcome {
         try Self.check(score, id)
-        let h = cards.count
+        let h = ids.count
         precondition(h < Int(Int32.max), "CardPool holds at most \(Int32.max) cards")
         // One hash for the common case, a new card; a known one is put back and updated.
         if let existing = handles.updateValue(Int32(h), forKey: id) {
             handles[id] = existing
             return apply(handle: Int(existing), score: score, timestamp: timestamp)
         }
-        cards.append(Card(id: id, timestamp: timestamp, historyIndex: -1))
+        ids.append(id)
+        timestamps.append(timestamp)
+        historyIndexes.append(-1)
         heap.insert(handle: h, score: score)
         return .inserted
     }
@@ -255,11 +250,11 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
 
     @inlinable
     mutating func apply(handle h: Int, score: Score, timestamp: Int64) -> UpdateOutcome {
-        if cards[h].historyIndex >= 0 { return .alreadySeen }
+        if historyIndexes[h] >= 0 { return .alreadySeen }
         guard let current = heap.score(of: h) else { return .unknown }
-        let stored = cards[h].timestamp
+        let stored = timestamps[h]
         guard timestamp > stored || (timestamp == stored && score > current) else { return .stale }
-        cards[h].timestamp = timestamp
+        timestamps[h] = timestamp
         heap.update(handle: h, score: score)
         return .updated
     }
@@ -281,14 +276,13 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
         var fresh: [Score] = [], accepted: [Int] = []
         fresh.reserveCapacity(heap.count)
         for (h, old) in heap.unordered {
-            let card = cards[h]
-            let s = try score(card.id)
-            try Self.check(s, card.id)
-            let newer = timestamp > card.timestamp || (timestamp == card.timestamp && s > old)
+            let s = try score(ids[h])
+            try Self.check(s, ids[h])
+            let newer = timestamp > timestamps[h] || (timestamp == timestamps[h] && s > old)
             fresh.append(newer ? s : old)
             if newer { accepted.append(h) }
         }
-        for h in accepted { cards[h].timestamp = timestamp }
+        for h in accepted { timestamps[h] = timestamp }
         var next = 0
         heap.rescoreAll { _, _ in
             defer { next += 1 }
@@ -333,10 +327,10 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
     @inlinable
     mutating func markSeen(handle h: Int, score: Score) -> Promotion {
         let index = historyHandles.count
-        cards[h].historyIndex = Int32(index)
+        historyIndexes[h] = Int32(index)
         historyHandles.append(Int32(h))
         _checkInvariants()
-        return Promotion(id: cards[h].id, score: score, historyIndex: index)
+        return Promotion(id: ids[h], score: score, historyIndex: index)
     }
 
     /// Removes an unseen card from the pool without showing it; afterwards the id is unknown
