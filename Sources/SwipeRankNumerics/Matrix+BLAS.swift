@@ -25,7 +25,7 @@ extension Matrix {
         storage.withUnsafeBufferPointer { a in
             x.withUnsafeBufferPointer { xp in
                 y.withUnsafeMutableBufferPointer { yp in
-                    sgemv(rows: rows, columns: columns, a: a.baseAddress!, x: xp.baseAddress,
+                    sgemv(transpose: false, rows: rows, columns: columns, a: a.baseAddress, x: xp.baseAddress,
                           y: yp.baseAddress!, alpha: alpha, beta: beta)
                 }
             }
@@ -50,8 +50,8 @@ extension Matrix {
         storage.withUnsafeBufferPointer { a in
             x.withUnsafeBufferPointer { xp in
                 y.withUnsafeMutableBufferPointer { yp in
-                    sgemvTransposed(rows: rows, columns: columns, a: a.baseAddress, x: xp.baseAddress,
-                                    y: yp.baseAddress!, alpha: alpha, beta: beta)
+                    sgemv(transpose: true, rows: rows, columns: columns, a: a.baseAddress, x: xp.baseAddress,
+                          y: yp.baseAddress!, alpha: alpha, beta: beta)
                 }
             }
         }
@@ -144,30 +144,18 @@ extension Matrix {
     }
 }
 
+/// `y = alpha · op(A) · x + beta · y` for a row-major `rows × columns` A; op is Aᵀ when
+/// `transpose`. BLAS rejects a zero leading dimension, so an empty A only scales y.
 @inline(never)
 internal func sgemv(
-    rows: Int, columns: Int, a: UnsafePointer<Float>, x: UnsafePointer<Float>?,
+    transpose: Bool, rows: Int, columns: Int, a: UnsafePointer<Float>?, x: UnsafePointer<Float>?,
     y: UnsafeMutablePointer<Float>, alpha: Float, beta: Float
 ) {
-    guard columns > 0, let x else {
-        // BLAS rejects lda = 0; an empty feature set scores everything beta · y.
-        for i in 0..<rows { y[i] *= beta }
+    guard rows > 0, columns > 0, let a, let x else {
+        for i in 0..<(transpose ? columns : rows) { y[i] *= beta }
         return
     }
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(rows), Int32(columns), alpha, a,
-                Int32(columns), x, 1, beta, y, 1)
-}
-
-@inline(never)
-internal func sgemvTransposed(
-    rows: Int, columns: Int, a: UnsafePointer<Float>?, x: UnsafePointer<Float>?,
-    y: UnsafeMutablePointer<Float>, alpha: Float, beta: Float
-) {
-    guard rows > 0, let a, let x else {
-        for i in 0..<columns { y[i] *= beta }
-        return
-    }
-    cblas_sgemv(CblasRowMajor, CblasTrans, Int32(rows), Int32(columns), alpha, a,
+    cblas_sgemv(CblasRowMajor, transpose ? CblasTrans : CblasNoTrans, Int32(rows), Int32(columns), alpha, a,
                 Int32(columns), x, 1, beta, y, 1)
 }
 

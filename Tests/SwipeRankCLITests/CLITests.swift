@@ -104,3 +104,22 @@ struct DemoTests {
         #expect(try CLI.run(["demo", "--seed", "3", "--swipes", "40"]).stdout == result.stdout)
     }
 }
+
+@Suite("swiperank generate", .serialized)
+struct GenerateTests {
+    @Test("the same seed writes byte-identical files")
+    func deterministic() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-gen-\(UUID().uuidString)")
+        var outputs: [[Data]] = []
+        for run in 0..<2 {
+            let folder = base.appendingPathComponent("\(run)").path
+            let result = try CLI.run(["generate", "--seed", "11", "--students", "3", "--swipes", "6", "--output", folder])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("wrote 3 students") && result.stdout.contains("wrote 18 swipes"))
+            outputs.append(try ["students.csv", "swipes.csv"].map { try Data(contentsOf: URL(fileURLWithPath: folder).appendingPathComponent($0)) })
+        }
+        #expect(outputs[0] == outputs[1])
+        let bad = try CLI.run(["generate", "--students", "0"])
+        #expect(bad.status != 0 && bad.stderr.contains("--students must be in"))
+    }
+}

@@ -123,6 +123,16 @@ public struct CSVTable: Sendable {
                   field: header[column], detail: detail)
     }
 
+    /// A field as CSV text: quoted (with doubled quotes) when it holds a comma, a quote or a
+    /// line break.
+    ///
+    /// - Parameter field: The value.
+    /// - Returns: The field, ready to join with commas.
+    public static func escape(_ field: String) -> String {
+        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
+        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
     /// The number in one cell, or `nil` if the cell is empty (a missing value).
     ///
     /// - Parameters:

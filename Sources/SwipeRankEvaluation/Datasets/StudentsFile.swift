@@ -1,0 +1,127 @@
+import Foundation
+import SwipeRank
+
+/// A student of an evaluation dataset: an id and a profile.
+public struct DatasetStudent: Sendable, Hashable {
+    /// The student's id.
+    public var id: String
+    /// The profile.
+    public var profile: StudentProfile
+
+    /// Creates a student.
+    ///
+    /// - Parameters:
+    ///   - id: The id.
+    ///   - profile: The profile.
+    public init(id: String, profile: StudentProfile) {
+        self.id = id
+        self.profile = profile
+    }
+}
+
+/// The students CSV: one row per student, the profile's fields as columns.
+///
+/// Columns: `student_id`, `home_latitude`, `home_longitude`, `home_state`,
+/// `max_distance_miles`, `annual_budget`, `sat`, `intended_majors` (`;`-separated codes or
+/// names), `size_preference`, `control_preference`, `setting_preference`,
+/// `academic_priority`, `earnings_priority`. Empty cell = not given (the profile's default).
+public enum StudentsFile {
+    /// The header, in order.
+    public static let columns = ["student_id", "home_latitude", "home_longitude", "home_state", "max_distance_miles",
+                                 "annual_budget", "sat", "intended_majors", "size_preference", "control_preference",
+                                 "setting_preference", "academic_priority", "earnings_priority"]
+
+    /// Reads a students CSV.
+    ///
+    /// - Parameters:
+    ///   - table: The parsed file.
+    ///   - policy: Fail on the first bad row, or skip and report bad rows.
+    /// - Returns: The students in file order, and the report.
+    /// - Throws: `DataError` naming file:line:column (a missing column always throws).
+    public static func read(_ table: CSVTable, policy: BadRowPolicy = .fail) throws(DataError) -> ([DatasetStudent], LoadReport) {
+        var index: [String: Int] = [:]
+        for name in columns { index[name] = try table.column(named: name) }
+        var report = LoadReport(source: table.source)
+        var students: [DatasetStudent] = []
+        var seen: [String: Int] = [:]
+        for row in table.rows {
+            let student = try report.row(policy) { () throws(DataError) -> DatasetStudent in
+                func text(_ name: String) -> String { row[index[name]!].trimmingCharacters(in: .whitespaces) }
+                func number(_ name: String) throws(DataError) -> Double? { try table.number(row: row, column: index[name]!) }
+                func choice<T: RawRepresentable>(_ name: String, _ type: T.Type, default value: T) throws(DataError) -> T
+                where T.RawValue == String {
+                    let raw = text(name)
+                    if raw.isEmpty { return value }
+                    guard let parsed = T(rawValue: raw) else {
+                        throw table.error(.invalidValue, row: row, column: index[name]!, detail: "\"\(raw)\" is not a valid \(name)")
+                    }
+                    return parsed
+                }
+                let id = text("student_id")
+                guard !id.isEmpty else {
+                    throw table.error(.missingValue, row: row, column: index["student_id"]!, detail: "empty student_id")
+                }
+                if let first = seen[id] {
+                    throw table.error(.duplicateID, row: row, column: index["student_id"]!,
+                                      detail: "duplicate student_id \"\(id)\" (first on line \(first))")
+                }
+                var home: GeoPoint?
+                switch (try number("home_latitude"), try number("home_longitude")) {
+                case (nil, nil): home = nil
+                case let (la?, lo?):
+                    guard (-90...90).contains(la) else {
+                        throw table.error(.outOfRange, row: row, column: index["home_latitude"]!, detail: "home_latitude \(la) is outside -90...90")
+                    }
+                    guard (-180...180).contains(lo) else {
+                        throw table.error(.outOfRange, row: row, column: index["home_longitude"]!, detail: "home_longitude \(lo) is outside -180...180")
+                    }
+                    home = try GeoPoint(latitude: la, longitude: lo)
+                default:
+                    throw table.error(.missingValue, row: row, column: index["home_latitude"]!,
+                                      detail: "home_latitude and home_longitude must both be given or both be empty")
+                }
+                let state = text("home_state")
+                let profile = StudentProfile(
+                    home: home, homeState: state.isEmpty ? nil : state,
+                    maxDistanceMiles: try number("max_distance_miles") ?? 500, annualBudget: try number("annual_budget"),
+                    sat: try number("sat"),
+                    intendedMajors: text("intended_majors").split(separator: ";").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty },
+                    sizePreference: try choice("size_preference", StudentProfile.SizePreference.self, default: .any),
+                    controlPreference: try choice("control_preference", StudentProfile.ControlPreference.self, default: .any),
+                    settingPreference: try choice("setting_preference", StudentProfile.SettingPreference.self, default: .any),
+                    academicPriority: try number("academic_priority") ?? 0.5,
+                    earningsPriority: try number("earnings_priority") ?? 0.5)
+                do throws(DataError) { try profile.validate(source: table.source) } catch {
+                    let column = error.field.flatMap { index[$0] } ?? index["student_id"]!
+                    throw table.error(error.kind, row: row, column: column, detail: error.detail)
+                }
+                seen[id] = row.line
+                return DatasetStudent(id: id, profile: profile)
+            }
+            if let student { students.append(student) }
+        }
+        return (students, report)
+    }
+
+    /// Writes students as CSV text (stable formatting, so equal input gives equal bytes).
+    ///
+    /// - Parameter students: The students.
+    /// - Returns: The CSV text with a header.
+    public static func write(_ students: [DatasetStudent]) -> String {
+        var lines = [columns.joined(separator: ",")]
+        for s in students {
+            let p = s.profile
+            let fields: [String] = [
+                s.id, p.home.map { format($0.latitude, 6) } ?? "", p.home.map { format($0.longitude, 6) } ?? "",
+                p.homeState ?? "", format(p.maxDistanceMiles, 0), p.annualBudget.map { format($0, 0) } ?? "",
+                p.sat.map { format($0, 0) } ?? "", p.intendedMajors.joined(separator: ";"),
+                p.sizePreference.rawValue, p.controlPreference.rawValue, p.settingPreference.rawValue,
+                format(p.academicPriority, 3), format(p.earningsPriority, 3),
+            ]
+            lines.append(fields.map(CSVTable.escape).joined(separator: ","))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func format(_ x: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", x) }
+}
