@@ -7,7 +7,7 @@ struct SwipeRankCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "swiperank",
         abstract: "A matching and recommendation engine for swipe-based apps.",
-        subcommands: [Recommend.self, Demo.self, Generate.self])
+        subcommands: [Evaluate.self, Recommend.self, Demo.self, Generate.self])
 }
 
 /// Where the catalog files are; shared by every subcommand that needs schools.

@@ -123,3 +123,18 @@ struct GenerateTests {
         #expect(bad.status != 0 && bad.stderr.contains("--students must be in"))
     }
 }
+
+@Suite("swiperank evaluate", .serialized)
+struct EvaluateTests {
+    @Test("prints NDCG@10 curves and metrics for the engine and every baseline")
+    func evaluate() throws {
+        let result = try CLI.run(["evaluate", "--limit", "4", "--swipes", "10"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("4 students × 10 swipes × 6 policies"))
+        for policy in ["engine", "engine_no_probes", "engine_no_geo_mix", "profile_only", "popularity", "random"] {
+            #expect(result.stdout.contains("\n\(policy) "), "\(policy)")
+        }
+        let bad = try CLI.run(["evaluate", "--students", "/nonexistent.csv"])
+        #expect(bad.status == 1 && bad.stderr.contains("/nonexistent.csv: cannot read file"))
+    }
+}

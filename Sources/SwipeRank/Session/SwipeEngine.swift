@@ -4,8 +4,11 @@ public struct EngineConfiguration: Sendable, Hashable, Codable {
     public var expansion: Double = 1.5
     /// Band shares: nearby, slightly beyond, discovery.
     public var bandShares: [Double] = [0.5, 0.3, 0.2]
-    /// Every how many cards a probe is served.
+    /// Every how many cards a probe is served (`Int.max`: no probes, an evaluation baseline).
     public var probeInterval: Int = 4
+    /// Whether cards are mixed 50/30/20 across geographic bands (off: one pool, an evaluation
+    /// baseline; the distance term still scores).
+    public var geographicMixing = true
     /// Prior precision τ of each weight (3: a prior standard deviation of 0.58 around the cold start;
     /// tuned on simulated students, see the learning test).
     public var priorPrecision: Double = 3

@@ -109,7 +109,7 @@ public struct SwipeSession: Sendable {
         let code = Dictionary(uniqueKeysWithValues: regionNames.enumerated().map { ($1, $0) })
         regionOfRow = regions.map { code[$0]! }
         regionShown = [Bool](repeating: false, count: regionNames.count)
-        if student.profile.home != nil {
+        if Self.mixesBands(student: student, configuration: engine.configuration) {
             let bands = (0..<n).map {
                 GeoBand.band(distance: student.distances[$0], preferred: student.profile.maxDistanceMiles,
                              expansion: engine.configuration.expansion)
@@ -120,6 +120,12 @@ public struct SwipeSession: Sendable {
             bandOfRow = [GeoBand?](repeating: nil, count: n)
             pools = [CardPool(capacity: n)]
         }
+    }
+
+    /// Whether this student's cards are mixed across bands: only with a home location and
+    /// mixing switched on.
+    static func mixesBands(student: MatchStudent, configuration: EngineConfiguration) -> Bool {
+        student.profile.home != nil && configuration.geographicMixing
     }
 
     func poolIndex(_ band: GeoBand?) -> Int { band.map { GeoBand.allCases.firstIndex(of: $0)! } ?? 0 }
@@ -172,7 +178,7 @@ public struct SwipeSession: Sendable {
         rescoreIfNeeded()
         let weights = self.weights
         let catalog = engine.matcher.schools.catalog
-        let plan: [GeoBand?] = student.profile.home == nil
+        let plan: [GeoBand?] = pools.count == 1
             ? [GeoBand?](repeating: nil, count: count) : engine.mixer.plan(count: count, served: bandServed)
         var cards: [Recommendation] = []
         for planned in plan {

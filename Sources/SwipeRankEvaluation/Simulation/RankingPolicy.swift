@@ -1,0 +1,96 @@
+import SwipeRank
+import SwipeRankNumerics
+
+/// Something that decides which cards a student sees: the engine, or a baseline.
+///
+/// The simulation asks a policy for cards, tells it the student's answers, and compares its
+/// ranking of the unseen cards with the student's hidden ground truth.
+public protocol RankingPolicy {
+    /// A short name for tables.
+    var name: String { get }
+    /// The next `count` catalog rows to show, never repeating a row.
+    mutating func serve(count: Int) throws -> [Int]
+    /// The student's answer to a served row.
+    mutating func observe(row: Int, liked: Bool) throws
+    /// The policy's current best `limit` unseen rows, best first.
+    func ranking(limit: Int) -> [Int]
+    /// The learned weights over `[features, terms]`, for policies that learn.
+    var learnedWeights: [Double]? { get }
+}
+
+/// Which policy to evaluate.
+public enum PolicyKind: String, Sendable, Hashable, CaseIterable, Codable {
+    /// The full engine: learning, probes, geographic mixing.
+    case engine
+    /// The engine with probes switched off.
+    case engineNoProbes = "engine_no_probes"
+    /// The engine without geographic mixing (one pool).
+    case engineNoGeoMix = "engine_no_geo_mix"
+    /// The cold-start profile ranking, never updated.
+    case profileOnly = "profile_only"
+    /// Schools by undergraduate enrollment (a popularity proxy), the same for everyone.
+    case popularity
+    /// A uniformly random order.
+    case random
+}
+
+/// The engine (or an ablation of it) as a policy.
+struct EnginePolicy: RankingPolicy {
+    let name: String
+    var session: SwipeSession
+    var swipeCount = 0
+
+    init(name: String, engine: SwipeEngine, student: DatasetStudent, seed: UInt64) throws {
+        self.name = name
+        session = try engine.session(studentID: student.id, profile: student.profile, seed: seed)
+    }
+
+    mutating func serve(count: Int) throws -> [Int] {
+        let before = session.served.count
+        _ = session.recommendations(count: count)
+        return session.served[before...].map(\.row)
+    }
+
+    mutating func observe(row: Int, liked: Bool) throws {
+        swipeCount += 1
+        let id = session.engine.matcher.schools.catalog.ids[row]
+        let result = try session.recordSwipe(Swipe(swipeID: "e\(swipeCount)", cardID: id, action: liked ? .like : .dislike,
+                                                   timestamp: Int64(swipeCount)))
+        // Prompts go unanswered here: the comparison is about swipes alone.
+        if let prompt = result.feedback { try session.submitFeedback(cardID: prompt.cardID, options: []) }
+    }
+
+    func ranking(limit: Int) -> [Int] {
+        var scores: [Float] = []
+        session.engine.matcher.schools.catalog.scores(weights: session.weights, terms: session.student.terms, into: &scores)
+        return StaticPolicy.top(scores, excluding: Set(session.served.map(\.row)), limit: limit)
+    }
+
+    var learnedWeights: [Double]? { session.model.mean }
+}
+
+/// A policy with fixed scores: serves the best unseen rows in order and never learns.
+struct StaticPolicy: RankingPolicy {
+    let name: String
+    let scores: [Float]
+    var seen = Set<Int>()
+
+    mutating func serve(count: Int) throws -> [Int] {
+        let rows = StaticPolicy.top(scores, excluding: seen, limit: count)
+        seen.formUnion(rows)
+        return rows
+    }
+
+    mutating func observe(row: Int, liked: Bool) throws {}
+
+    func ranking(limit: Int) -> [Int] { StaticPolicy.top(scores, excluding: seen, limit: limit) }
+
+    var learnedWeights: [Double]? { nil }
+
+    /// The best `limit` rows not in `excluding` (ties to the lower row).
+    static func top(_ scores: [Float], excluding: Set<Int>, limit: Int) -> [Int] {
+        var masked = scores
+        for row in excluding { masked[row] = -.infinity }
+        return masked.topIndices(limit)
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import SwipeRank
+import SwipeRankNumerics
+
+/// Runs simulated students through the engine and the baselines and measures how well each
+/// policy recommends against the students' hidden preferences.
+///
+/// Each student gets hidden weights once (`SimulatedStudent`, deviation 2); every policy then
+/// serves the same student with the same stream of random answers (common random numbers, so
+/// differences between policies are not noise in the answers). At each checkpoint (after 0, 10,
+/// 20, … swipes) the policy's top 10 unseen cards are compared with the truth:
+///
+/// - **NDCG@10**: graded, the gain of a card its hidden like probability σ((zᵀw* − 2)/1.5); the
+///   ideal is the 10 best unseen cards.
+/// - **precision@10**: the share of the top 10 among the student's 50 truly best cards.
+/// - **like rate**: likes among the swipes since the previous checkpoint.
+/// - **cosine**: cosine(learned weights, hidden weights), for learning policies.
+///
+/// Over all students of a policy: **coverage** (distinct cards served / catalog size),
+/// **intra-list diversity** (mean pairwise Euclidean distance of the feature rows within each
+/// batch of 10), **novelty** (mean −log₂ of a served school's share of all undergraduates), and
+/// **geo-mix error** (for students with a home: the largest gap between a band's share of the
+/// cards served and its 50/30/20 target).
+public struct SimulationEvaluator: Sendable {
+    /// The engine (and its catalog).
+    public let engine: SwipeEngine
+
+    /// Creates an evaluator.
+    ///
+    /// - Parameter engine: The engine under test.
+    public init(engine: SwipeEngine) { self.engine = engine }
+
+    /// One policy's results.
+    public struct PolicyResult: Sendable {
+        /// The policy.
+        public let policy: PolicyKind
+        /// Swipe counts at which metrics were taken.
+        public let checkpoints: [Int]
+        /// NDCG@10 per checkpoint, per student.
+        public var ndcg: [[Double]]
+        /// Precision@10 per checkpoint, per student.
+        public var precision: [[Double]]
+        /// Like rate of the swipes before each checkpoint (index 0 is empty), per student.
+        public var likeRate: [[Double]]
+        /// cosine(learned, hidden) per checkpoint, per student (empty for non-learning policies).
+        public var cosine: [[Double]]
+        /// Distinct cards served over all students / catalog size.
+        public var coverage: Double
+        /// Mean pairwise feature distance within batches.
+        public var diversity: Double
+        /// Mean −log₂(enrollment share) of served cards.
+        public var novelty: Double
+        /// Mean over students with a home of the largest band-share gap from 50/30/20.
+        public var geoMixError: Double
+
+        /// The mean of a per-checkpoint metric.
+        ///
+        /// - Parameter values: Per checkpoint, per student.
+        /// - Returns: One mean per checkpoint (NaN where empty).
+        public static func means(_ values: [[Double]]) -> [Double] {
+            values.map { $0.isEmpty ? .nan : $0.reduce(0, +) / Double($0.count) }
+        }
+    }
+
+    /// Runs the simulation.
+    ///
+    /// - Parameters:
+    ///   - students: The students (their profiles; hidden weights are drawn from `seed`).
+    ///   - swipes: Swipes per student.
+    ///   - policies: The policies to compare.
+    ///   - seed: The seed.
+    ///   - progress: Called after each student with (done, total).
+    /// - Returns: One result per policy, in the order given.
+    /// - Throws: Errors of the engine on inconsistent input (profiles are validated first).
+    public func run(students: [DatasetStudent], swipes: Int, policies: [PolicyKind], seed: UInt64,
+                    progress: ((Int, Int) -> Void)? = nil) throws -> [PolicyResult] {
+        precondition(swipes >= 0, "swipes must not be negative")
+        let catalog = engine.matcher.schools.catalog
+        let checkpoints = Array(stride(from: 0, through: swipes, by: 10)) + (swipes % 10 == 0 ? [] : [swipes])
+        var results = policies.map { policy in
+            PolicyResult(policy: policy, checkpoints: checkpoints, ndcg: checkpoints.map { _ in [] },
+                         precision: checkpoints.map { _ in [] }, likeRate: checkpoints.map { _ in [] },
+                         cosine: checkpoints.map { _ in [] }, coverage: 0, diversity: 0, novelty: 0, geoMixError: 0)
+        }
+        var served = policies.map { _ in Set<Int>() }
+        var diversity = policies.map { _ in (sum: 0.0, count: 0) }
+        var novelty = policies.map { _ in (sum: 0.0, count: 0) }
+        var geo = policies.map { _ in (sum: 0.0, count: 0) }
+        let enrollment = catalog.numericValues[catalog.numericAttribute(named: "undergrad_enrollment")!].map { max(1, $0 ?? 1) }
+        let totalEnrollment = enrollment.reduce(0, +)
+        let popularity = enrollment.map { Float($0) }
+        var rng = SplitMix64(seed: seed)
+        for (index, student) in students.enumerated() {
+            let simulated = try SimulatedStudent(profile: student.profile, engine: engine, deviation: 2.0, using: &rng)
+            let resolved = try engine.matcher.student(student.profile)
+            let answerSeed = rng.next(), policySeed = rng.next()
+            // The truth: hidden raw scores and like probabilities of every card.
+            let d = catalog.dimension
+            let hidden = PreferenceWeights(features: simulated.hiddenWeights[..<d].map(Float.init),
+                                           terms: simulated.hiddenWeights[d...].map(Float.init))
+            var truth: [Float] = []
+            catalog.scores(weights: hidden, terms: resolved.terms, into: &truth)
+            let gains = truth.map { engine.matcher.calibration.matchScore(raw: Double($0)) }
+            let relevant = Set(truth.topIndices(50))
+            for (p, kind) in policies.enumerated() {
+                var policy = try makePolicy(kind, student: student, resolved: resolved, popularity: popularity, seed: policySeed)
+                var answers = SplitMix64(seed: answerSeed)
+                var seen = Set<Int>(), likes = 0, sinceCheckpoint = 0
+                var bands = [0, 0, 0]
+                func measure(_ c: Int) {
+                    let top = policy.ranking(limit: 10)
+                    var masked = gains
+                    for row in seen { masked[row] = -1 }
+                    let idealRows = masked.map(Float.init).topIndices(10)
+                    let dcg = top.enumerated().reduce(0.0) { $0 + gains[$1.element] / log2(Double($1.offset + 2)) }
+                    let idcg = idealRows.enumerated().reduce(0.0) { $0 + gains[$1.element] / log2(Double($1.offset + 2)) }
+                    results[p].ndcg[c].append(idcg > 0 ? dcg / idcg : 0)
+                    results[p].precision[c].append(RankingMetrics.precision(ranking: top, relevant: relevant, k: 10))
+                    if c > 0 { results[p].likeRate[c].append(sinceCheckpoint > 0 ? Double(likes) / Double(sinceCheckpoint) : 0) }
+                    if let learned = policy.learnedWeights {
+                        results[p].cosine[c].append(SimulatedStudent.cosine(learned, simulated.hiddenWeights))
+                    }
+                    likes = 0
+                    sinceCheckpoint = 0
+                }
+                measure(0)
+                var done = 0
+                while done < swipes {
+                    let batch = try policy.serve(count: min(10, swipes - done))
+                    if batch.isEmpty { break }
+                    diversity[p].sum += Self.meanPairwiseDistance(batch, catalog.features)
+                    diversity[p].count += 1
+                    for row in batch {
+                        // The same logistic choice as SimulatedStudent.swipe, from the precomputed truth.
+                        let liked = Double.random(in: 0..<1, using: &answers) < gains[row]
+                        try policy.observe(row: row, liked: liked)
+                        seen.insert(row)
+                        served[p].insert(row)
+                        novelty[p].sum += -log2(enrollment[row] / totalEnrollment)
+                        novelty[p].count += 1
+                        if !resolved.distances.isEmpty {
+                            let band = GeoBand.band(distance: resolved.distances[row], preferred: student.profile.maxDistanceMiles,
+                                                    expansion: engine.configuration.expansion)
+                            bands[GeoBand.allCases.firstIndex(of: band)!] += 1
+                        }
+                        if liked { likes += 1 }
+                        sinceCheckpoint += 1
+                        done += 1
+                        if let c = checkpoints.firstIndex(of: done), c > 0 { measure(c) }
+                    }
+                }
+                if !resolved.distances.isEmpty && done > 0 {
+                    let shares = engine.configuration.bandShares
+                    geo[p].sum += (0..<3).map { abs(Double(bands[$0]) / Double(done) - shares[$0]) }.max()!
+                    geo[p].count += 1
+                }
+            }
+            progress?(index + 1, students.count)
+        }
+        for p in policies.indices {
+            results[p].coverage = Double(served[p].count) / Double(catalog.count)
+            results[p].diversity = diversity[p].count > 0 ? diversity[p].sum / Double(diversity[p].count) : 0
+            results[p].novelty = novelty[p].count > 0 ? novelty[p].sum / Double(novelty[p].count) : 0
+            results[p].geoMixError = geo[p].count > 0 ? geo[p].sum / Double(geo[p].count) : 0
+        }
+        return results
+    }
+
+    func makePolicy(_ kind: PolicyKind, student: DatasetStudent, resolved: MatchStudent, popularity: [Float],
+                    seed: UInt64) throws -> any RankingPolicy {
+        func engineVariant(_ change: (inout EngineConfiguration) -> Void) -> SwipeEngine {
+            var configuration = engine.configuration
+            change(&configuration)
+            return SwipeEngine(matcher: engine.matcher, configuration: configuration)
+        }
+        switch kind {
+        case .engine:
+            return try EnginePolicy(name: kind.rawValue, engine: engine, student: student, seed: seed)
+        case .engineNoProbes:
+            return try EnginePolicy(name: kind.rawValue, engine: engineVariant { $0.probeInterval = Int.max }, student: student, seed: seed)
+        case .engineNoGeoMix:
+            return try EnginePolicy(name: kind.rawValue, engine: engineVariant { $0.geographicMixing = false }, student: student, seed: seed)
+        case .profileOnly:
+            var scores: [Float] = []
+            engine.matcher.schools.catalog.scores(weights: engine.matcher.coldStartWeights(for: resolved), terms: resolved.terms,
+                                                  into: &scores)
+            return StaticPolicy(name: kind.rawValue, scores: scores)
+        case .popularity:
+            return StaticPolicy(name: kind.rawValue, scores: popularity)
+        case .random:
+            var rng = SplitMix64(seed: seed)
+            return StaticPolicy(name: kind.rawValue, scores: popularity.map { _ in Float.random(in: 0..<1, using: &rng) })
+        }
+    }
+
+    static func meanPairwiseDistance(_ rows: [Int], _ x: Matrix) -> Double {
+        guard rows.count > 1 else { return 0 }
+        var sum = 0.0, pairs = 0
+        for a in 0..<rows.count {
+            for b in (a + 1)..<rows.count {
+                var d2: Float = 0
+                for j in 0..<x.columns { let t = x[rows[a], j] - x[rows[b], j]; d2 += t * t }
+                sum += Double(d2.squareRoot())
+                pairs += 1
+            }
+        }
+        return sum / Double(pairs)
+    }
+}
