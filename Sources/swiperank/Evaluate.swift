@@ -11,6 +11,9 @@ struct Evaluate: ParsableCommand {
     @Option(help: "The students CSV.")
     var students: String = "datasets/students.csv"
 
+    @Option(help: "The logged swipes CSV for the replay evaluation (empty: skip the replay).")
+    var interactions: String = "datasets/swipes.csv"
+
     @Option(help: "Evaluate only the first N students (0: all).")
     var limit: Int = 0
 
@@ -33,14 +36,23 @@ struct Evaluate: ParsableCommand {
     func run() throws {
         let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
         var roster: [DatasetStudent]
+        var log: [Interaction] = []
         do {
             let (read, report) = try StudentsFile.read(CSVTable(contentsOfFile: students), policy: skipBadRows ? .skip : .fail)
             if !report.skipped.isEmpty { FileHandle.standardError.write(Data((report.summary + "\n").utf8)) }
             roster = read
+            if limit > 0 { roster = Array(roster.prefix(limit)) }
+            if !interactions.isEmpty {
+                let (logged, logReport) = try InteractionsFile.read(
+                    CSVTable(contentsOfFile: interactions), itemIDs: Set(engine.matcher.schools.catalog.ids),
+                    studentIDs: Set(read.map(\.id)), policy: skipBadRows ? .skip : .fail)
+                if !logReport.skipped.isEmpty { FileHandle.standardError.write(Data((logReport.summary + "\n").utf8)) }
+                let kept = Set(roster.map(\.id))
+                log = logged.filter { kept.contains($0.studentID) }
+            }
         } catch {
             throw CLIError("\(error)")
         }
-        if limit > 0 { roster = Array(roster.prefix(limit)) }
         let interactive = isatty(STDERR_FILENO) == 1
         let start = Date()
         let results = try SimulationEvaluator(engine: engine).run(
@@ -77,6 +89,17 @@ struct Evaluate: ParsableCommand {
         print("P@10: share of the top 10 among each student's 50 truly best schools (final). likes: like rate of all swipes.")
         print("cosine: learned vs hidden weights (final). cover: distinct schools served / 2,294. divers: mean pairwise")
         print("feature distance within a batch. novel: mean −log2 enrollment share. geo err: largest gap from 50/30/20.")
+        guard !log.isEmpty else { return }
+        let replay = try ReplayEvaluator(engine: engine).run(students: roster, interactions: log, seed: seed)
+        print("")
+        print("Replay of \(log.count) logged swipes (\(interactions)): first 70% of each student's swipes to learn, the rest held out;")
+        print("full ranking of every school not swiped in training, held-out likes relevant.")
+        let metrics = ["precision@10", "recall@10", "ndcg@10", "map@10", "mrr", "auc"]
+        print(pad("policy", 14) + metrics.map { pad($0, 13, left: true) }.joined() + pad("IPS likes", 12, left: true) + pad("matches", 9, left: true))
+        for r in replay {
+            print(pad(r.policy, 14) + metrics.map { pad(f(r.mean($0), 3), 13, left: true) }.joined()
+                  + pad(r.ipsLikeRate.map { f($0, 3) } ?? "-", 12, left: true) + pad(String(r.ipsMatches), 9, left: true))
+        }
     }
 
     func f(_ x: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", x) }

@@ -134,6 +134,8 @@ struct EvaluateTests {
         for policy in ["engine", "engine_no_probes", "engine_no_geo_mix", "profile_only", "popularity", "random"] {
             #expect(result.stdout.contains("\n\(policy) "), "\(policy)")
         }
+        #expect(result.stdout.contains("Replay of 160 logged swipes"), "4 students × 40 logged swipes")
+        #expect(result.stdout.contains("ndcg@10") && result.stdout.contains("IPS likes"))
         let bad = try CLI.run(["evaluate", "--students", "/nonexistent.csv"])
         #expect(bad.status == 1 && bad.stderr.contains("/nonexistent.csv: cannot read file"))
     }

@@ -72,8 +72,15 @@ public struct SwipeEngine: Sendable {
         try SwipeSession(engine: self, studentID: studentID, profile: profile, seed: seed)
     }
 
-    /// The combined vector `[features, terms]` of a school for a student, in Double.
-    func combined(row: Int, student: MatchStudent) -> [Double] {
+    /// The combined vector `[features, terms]` of a school for a student, in Double: what the
+    /// preference model's weights multiply.
+    ///
+    /// - Parameters:
+    ///   - row: A catalog row.
+    ///   - student: The resolved student.
+    /// - Returns: D = d + 4 values.
+    /// - Complexity: O(D).
+    public func combinedVector(row: Int, student: MatchStudent) -> [Double] {
         let catalog = matcher.schools.catalog
         var z = [Double](repeating: 0, count: catalog.dimension + student.terms.names.count)
         catalog.features.withUnsafeBufferPointer { x in

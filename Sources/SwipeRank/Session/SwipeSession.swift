@@ -160,7 +160,7 @@ public struct SwipeSession: Sendable {
     ///
     /// - Parameter row: A catalog row.
     /// - Returns: D = d + 4 values.
-    public func combinedVector(row: Int) -> [Double] { engine.combined(row: row, student: student) }
+    public func combinedVector(row: Int) -> [Double] { engine.combinedVector(row: row, student: student) }
 
     /// Cards served per band (nearby, slightly beyond, discovery).
     public var servedPerBand: [Int] { bandServed }
@@ -240,7 +240,7 @@ public struct SwipeSession: Sendable {
         var picked: [Int] = []
         selector.select(k: window, from: closeness, into: &picked)
         let candidates = picked.map { rows[$0] }
-        let variances = model.variances(along: candidates.map { engine.combined(row: $0, student: student) })
+        let variances = model.variances(along: candidates.map { engine.combinedVector(row: $0, student: student) })
         let (index, propensity) = ProbeScheduler.draw(uncertainties: variances, temperature: temperature, using: &rng)
         return (candidates[index], propensity)
     }
@@ -269,7 +269,7 @@ public struct SwipeSession: Sendable {
         guard served[index].action == nil else {
             throw SwipeError(.alreadySwiped, "swipe \(swipe.swipeID): card \"\(swipe.cardID)\" was already swiped")
         }
-        let z = engine.combined(row: row, student: student)
+        let z = engine.combinedVector(row: row, student: student)
         let predicted = model.likeProbability(z)
         let phaseAfter = LearningPhase(totalSwipes: totalSwipes + 1)
         do {

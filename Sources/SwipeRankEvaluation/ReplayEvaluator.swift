@@ -1,0 +1,142 @@
+import Foundation
+import SwipeRank
+import SwipeRankNumerics
+
+/// Evaluates policies on logged interactions: each student's swipes in time order, split in
+/// time (the first `trainFraction` to learn from, the rest held out).
+///
+/// Policies: **engine** (the engine's learner, `PreferenceModel`, fed the training swipes),
+/// **profile_only** (the cold start), **popularity** (likes per school over all students'
+/// training swipes) and **random**. Each ranks every school the student has not swiped in
+/// training (a full ranking, no sampled negatives) and is scored on the held-out likes:
+/// precision@k, recall@k, NDCG@k, MAP@k, MRR and AUC (held-out likes against every other
+/// unswiped school).
+///
+/// **Replay / IPS**: where the log has propensities, the like rate a policy would get is
+/// estimated from the held-out swipes by the replay method (Li et al., WSDM 2011) in its
+/// self-normalized inverse-propensity form: at each logged swipe the policy picks its top
+/// school among those not yet swiped; over the swipes where that pick is the logged card,
+/// `Σ like/p ÷ Σ 1/p`. The estimate is only as good as the log's overlap with the policy: a
+/// log written by the engine (as `swiperank generate` does) is deterministic except at probes,
+/// so it favors policies that pick like the engine — the number of matching swipes is reported
+/// with the estimate for that reason.
+public struct ReplayEvaluator: Sendable {
+    /// The engine whose learner and catalog are used.
+    public let engine: SwipeEngine
+
+    /// Creates an evaluator.
+    ///
+    /// - Parameter engine: The engine.
+    public init(engine: SwipeEngine) { self.engine = engine }
+
+    /// The results of one policy.
+    public struct PolicyResult: Sendable {
+        /// The policy name.
+        public let policy: String
+        /// Per-student metric values, by metric name (`precision@k`, `recall@k`, `ndcg@k`,
+        /// `map@k`, `mrr`, `auc`).
+        public var metrics: [String: [Double]]
+        /// The IPS estimate of the like rate, if any logged swipe matched.
+        public var ipsLikeRate: Double?
+        /// Logged held-out swipes where the policy's pick matched the logged card.
+        public var ipsMatches: Int
+
+        /// The mean of a metric over students.
+        ///
+        /// - Parameter name: The metric.
+        /// - Returns: The mean, or NaN without values.
+        public func mean(_ name: String) -> Double {
+            guard let values = metrics[name], !values.isEmpty else { return .nan }
+            return values.reduce(0, +) / Double(values.count)
+        }
+    }
+
+    /// Runs the replay.
+    ///
+    /// - Parameters:
+    ///   - students: The students.
+    ///   - interactions: Their logged swipes (any order; sorted by time per student here).
+    ///   - k: The cut-off.
+    ///   - trainFraction: The share of each student's swipes used for learning.
+    ///   - seed: Seeds the random policy.
+    /// - Returns: Results for engine, profile_only, popularity, random.
+    /// - Throws: `DataError` for an interaction naming an unknown student or school.
+    public func run(students: [DatasetStudent], interactions: [Interaction], k: Int = 10,
+                    trainFraction: Double = 0.7, seed: UInt64) throws -> [PolicyResult] {
+        precondition(k > 0 && trainFraction > 0 && trainFraction < 1, "k > 0 and a train fraction in (0, 1)")
+        let catalog = engine.matcher.schools.catalog
+        let byID = Dictionary(uniqueKeysWithValues: students.map { ($0.id, $0) })
+        var logs: [String: [Interaction]] = [:]
+        for x in interactions {
+            guard byID[x.studentID] != nil else {
+                throw DataError(.unknownReference, source: "interactions", detail: "unknown student \"\(x.studentID)\"")
+            }
+            guard catalog.row(of: x.itemID) != nil else {
+                throw DataError(.unknownReference, source: "interactions", detail: "unknown item \"\(x.itemID)\"")
+            }
+            logs[x.studentID, default: []].append(x)
+        }
+        // Split each student's log in time.
+        var splits: [(DatasetStudent, train: [Interaction], test: [Interaction])] = []
+        for student in students {
+            let log = (logs[student.id] ?? []).sorted { ($0.timestamp, $0.itemID) < ($1.timestamp, $1.itemID) }
+            let cut = Int((Double(log.count) * trainFraction).rounded(.down))
+            splits.append((student, Array(log[..<cut]), Array(log[cut...])))
+        }
+        var likeCounts = [Float](repeating: 0, count: catalog.count)
+        for (_, train, _) in splits { for x in train where x.action == .like { likeCounts[catalog.row(of: x.itemID)!] += 1 } }
+
+        let names = ["engine", "profile_only", "popularity", "random"]
+        var results = names.map { PolicyResult(policy: $0, metrics: [:], ipsLikeRate: nil, ipsMatches: 0) }
+        var ips = names.map { _ in (likes: 0.0, weight: 0.0) }
+        var rng = SplitMix64(seed: seed)
+        for (student, train, test) in splits {
+            let resolved = try engine.matcher.student(student.profile)
+            let coldStart = engine.matcher.coldStartWeights(for: resolved)
+            var model = PreferenceModel(priorMean: coldStart.combined, priorPrecision: engine.configuration.priorPrecision,
+                                        calibration: engine.matcher.calibration)
+            let trainRows = Set(train.map { catalog.row(of: $0.itemID)! })
+            for x in train {
+                let z = engine.combinedVector(row: catalog.row(of: x.itemID)!, student: resolved)
+                try? model.observe(z, liked: x.action == .like)
+            }
+            let randomScores = (0..<catalog.count).map { _ in Float.random(in: 0..<1, using: &rng) }
+            var profileScores: [Float] = [], engineScores: [Float] = []
+            catalog.scores(weights: coldStart, terms: resolved.terms, into: &profileScores)
+            catalog.scores(weights: model.weights(featureCount: catalog.dimension), terms: resolved.terms, into: &engineScores)
+            let testLikes = Set(test.filter { $0.action == .like }.map { catalog.row(of: $0.itemID)! })
+            for (p, scores) in [engineScores, profileScores, likeCounts, randomScores].enumerated() {
+                var masked = scores
+                for row in trainRows { masked[row] = -.infinity }
+                let ranking = masked.topIndices(catalog.count - trainRows.count)
+                if !testLikes.isEmpty {
+                    results[p].metrics["precision@\(k)", default: []].append(RankingMetrics.precision(ranking: ranking, relevant: testLikes, k: k))
+                    results[p].metrics["recall@\(k)", default: []].append(RankingMetrics.recall(ranking: ranking, relevant: testLikes, k: k))
+                    results[p].metrics["ndcg@\(k)", default: []].append(RankingMetrics.ndcg(ranking: ranking, relevant: testLikes, k: k))
+                    results[p].metrics["map@\(k)", default: []].append(RankingMetrics.averagePrecision(ranking: ranking, relevant: testLikes, k: k))
+                    results[p].metrics["mrr", default: []].append(RankingMetrics.reciprocalRank(ranking: ranking, relevant: testLikes))
+                    if let auc = RankingMetrics.auc(ranking: ranking, relevant: testLikes) { results[p].metrics["auc", default: []].append(auc) }
+                }
+                // IPS over the held-out swipes: the policy's pick among schools not yet swiped.
+                var swiped = trainRows
+                for x in test {
+                    let row = catalog.row(of: x.itemID)!
+                    if let propensity = x.propensity {
+                        var best = -1, bestScore = -Float.infinity
+                        for (i, s) in scores.enumerated() where !swiped.contains(i) && s > bestScore { best = i; bestScore = s }
+                        if best == row {
+                            results[p].ipsMatches += 1
+                            ips[p].likes += (x.action == .like ? 1 : 0) / propensity
+                            ips[p].weight += 1 / propensity
+                        }
+                    }
+                    swiped.insert(row)
+                }
+            }
+        }
+        for p in names.indices where results[p].ipsMatches > 0 {
+            results[p].ipsLikeRate = ips[p].likes / ips[p].weight
+        }
+        return results
+    }
+}
