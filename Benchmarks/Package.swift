@@ -43,6 +43,12 @@ let package = Package(
             dependencies: [.product(name: "SwipeRankNumerics", package: "SwipeRank")],
             path: "Compare"
         ),
+        // Pool vs Heap, one fixed workload, for callgrind.
+        .executableTarget(
+            name: "swiperank-poolprofile",
+            dependencies: [.product(name: "SwipeRank", package: "SwipeRank"), .product(name: "HeapModule", package: "swift-collections")],
+            path: "PoolProfile"
+        ),
         // A fixed workload to run under a profiler.
         .executableTarget(
             name: "swiperank-profile",

@@ -90,8 +90,6 @@ extension Matrix {
     /// - Returns: The product.
     /// - Complexity: O(rows × columns × other.columns).
     public func multiplied(by other: Matrix) -> Matrix {
-        precondition(columns == other.rows,
-                     "gemm: \(rows)×\(columns) · \(other.rows)×\(other.columns) do not conform")
         var result = Matrix(rows: rows, columns: other.columns)
         multiply(other, into: &result)
         return result

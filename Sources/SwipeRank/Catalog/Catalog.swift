@@ -27,7 +27,7 @@ public struct Catalog: Sendable {
     /// The feature matrix, N × d, row-major: one item's features are contiguous.
     public let features: Matrix
     /// The same values feature-major, d × N (`features` transposed): what scoring multiplies.
-    /// OpenBLAS' sgemv streams a d × N matrix 1.2–1.7× faster than N × d here (the kernel for
+    /// OpenBLAS' sgemv streams a d × N matrix 1.2–1.8× faster than N × d here (the kernel for
     /// long columns of a short matrix is the faster one), so the catalog keeps both layouts,
     /// twice the feature memory (2 × N × d × 4 bytes).
     public let featuresByColumn: Matrix
