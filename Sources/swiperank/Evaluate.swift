@@ -23,6 +23,9 @@ struct Evaluate: ParsableCommand {
     @Option(help: "Seed for hidden preferences, answers and probes.")
     var seed: UInt64 = 1
 
+    @Option(help: "Write the report (Markdown, SVG charts, CSVs) into this folder.")
+    var export: String?
+
     @Flag(help: "Skip bad rows of the students CSV (each one is reported) instead of stopping.")
     var skipBadRows = false
 
@@ -89,8 +92,13 @@ struct Evaluate: ParsableCommand {
         print("P@10: share of the top 10 among each student's 50 truly best schools (final). likes: like rate of all swipes.")
         print("cosine: learned vs hidden weights (final). cover: distinct schools served / 2,294. divers: mean pairwise")
         print("feature distance within a batch. novel: mean −log2 enrollment share. geo err: largest gap from 50/30/20.")
+        let replay = log.isEmpty ? [] : try ReplayEvaluator(engine: engine).run(students: roster, interactions: log, seed: seed)
+        if let export {
+            try EvaluationReport(simulation: results, replay: replay, students: roster.count, swipes: swipes, seed: seed,
+                                 loggedSwipes: log.count).write(to: URL(fileURLWithPath: export, isDirectory: true))
+            print("wrote the report to \(export)/report.md")
+        }
         guard !log.isEmpty else { return }
-        let replay = try ReplayEvaluator(engine: engine).run(students: roster, interactions: log, seed: seed)
         print("")
         print("Replay of \(log.count) logged swipes (\(interactions)): first 70% of each student's swipes to learn, the rest held out;")
         print("full ranking of every school not swiped in training, held-out likes relevant.")
