@@ -109,7 +109,7 @@ public enum SVGChart {
         }
         if let reference {
             out += "<line x1=\"\(n(left))\" y1=\"\(n(py(reference.value)))\" x2=\"\(n(width - right))\" y2=\"\(n(py(reference.value)))\" stroke=\"#d62728\" stroke-dasharray=\"6 3\"/>\n"
-            out += "<text x=\"\(n(width - right - 4))\" y=\"\(n(py(reference.value) - 4))\" text-anchor=\"end\" font-size=\"11\" fill=\"#d62728\">\(escape(reference.label))</text>\n"
+            out += "<text x=\"\(n(left + 4))\" y=\"\(n(py(reference.value) - 4))\" font-size=\"11\" fill=\"#d62728\">\(escape(reference.label))</text>\n"
         }
         return out + "</svg>\n"
     }
