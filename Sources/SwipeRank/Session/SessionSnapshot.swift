@@ -63,7 +63,8 @@ extension SwipeSession {
             formatVersion: SessionSnapshot.currentFormatVersion, studentID: studentID, profile: student.profile,
             catalogCount: engine.matcher.schools.catalog.count, model: model, pools: pools, served: served,
             swipes: swipes.values.sorted { $0.swipeID < $1.swipeID }, totalSwipes: totalSwipes, bandServed: bandServed,
-            shownRegions: shownRegions.sorted(), lastFeedbackSwipe: lastFeedbackSwipe,
+            shownRegions: regionNames.indices.filter { regionShown[$0] }.map { regionNames[$0] },
+            lastFeedbackSwipe: lastFeedbackSwipe,
             pendingFeedback: pendingFeedback.sorted { $0.key < $1.key }.map { .init(row: $0.key, options: $0.value) },
             generator: rng, modelVersion: modelVersion, poolsVersion: poolsVersion)
     }
@@ -111,7 +112,6 @@ extension SwipeEngine {
         session.bandServed = snapshot.bandServed
         for region in snapshot.shownRegions {
             guard let code = session.regionNames.firstIndex(of: region) else { throw invalid("unknown region \"\(region)\"") }
-            session.shownRegions.insert(region)
             session.regionShown[code] = true
         }
         session.lastFeedbackSwipe = snapshot.lastFeedbackSwipe

@@ -67,9 +67,9 @@ public struct SwipeSession: Sendable {
     var servedIndexByRow: [Int: Int] = [:]
     var swipes: [String: Swipe] = [:]
     var bandServed = [0, 0, 0]
-    var shownRegions: Set<String> = []
-    /// Region code per row and whether each region has been shown: the discovery bonus is
-    /// looked up per row at every re-score, so no strings there.
+    /// Region code per row and whether each region has been shown (the snapshot stores the
+    /// shown names): the discovery bonus is looked up per row at every re-score, so no strings
+    /// there.
     var regionOfRow: [Int] = []
     var regionShown: [Bool] = []
     var regionNames: [String] = []
@@ -130,12 +130,8 @@ public struct SwipeSession: Sendable {
 
     func poolIndex(_ band: GeoBand?) -> Int { band.map { GeoBand.allCases.firstIndex(of: $0)! } ?? 0 }
 
-    func region(_ row: Int) -> String { regionNames[regionOfRow[row]] }
 
-    mutating func markShown(row: Int) {
-        shownRegions.insert(region(row))
-        regionShown[regionOfRow[row]] = true
-    }
+    mutating func markShown(row: Int) { regionShown[regionOfRow[row]] = true }
 
     /// The pool's ordering score: the raw score, plus a novelty bonus for discovery cards from
     /// regions not shown yet.
