@@ -20,37 +20,42 @@ import SwipeRankNumerics
 /// log written by the engine (as `swiperank generate` does) is deterministic except at probes,
 /// so it favors policies that pick like the engine — the number of matching swipes is reported
 /// with the estimate for that reason.
-public struct ReplayEvaluator: Sendable {
+public struct ReplayEvaluator<M: Matcher>: Sendable {
     /// The engine whose learner and catalog are used.
-    public let engine: SwipeEngine
+    public let engine: SwipeEngine<M>
+
+    /// The results type.
+    public typealias PolicyResult = ReplayPolicyResult
 
     /// Creates an evaluator.
     ///
     /// - Parameter engine: The engine.
-    public init(engine: SwipeEngine) { self.engine = engine }
+    public init(engine: SwipeEngine<M>) { self.engine = engine }
+}
 
-    /// The results of one policy.
-    public struct PolicyResult: Sendable {
-        /// The policy name.
-        public let policy: String
-        /// Per-student metric values, by metric name (`precision@k`, `recall@k`, `ndcg@k`,
-        /// `map@k`, `mrr`, `auc`).
-        public var metrics: [String: [Double]]
-        /// The IPS estimate of the like rate, if any logged swipe matched.
-        public var ipsLikeRate: Double?
-        /// Logged held-out swipes where the policy's pick matched the logged card.
-        public var ipsMatches: Int
+/// The results of one policy in a replay.
+public struct ReplayPolicyResult: Sendable {
+    /// The policy name.
+    public let policy: String
+    /// Per-student metric values, by metric name (`precision@k`, `recall@k`, `ndcg@k`,
+    /// `map@k`, `mrr`, `auc`).
+    public var metrics: [String: [Double]]
+    /// The IPS estimate of the like rate, if any logged swipe matched.
+    public var ipsLikeRate: Double?
+    /// Logged held-out swipes where the policy's pick matched the logged card.
+    public var ipsMatches: Int
 
-        /// The mean of a metric over students.
-        ///
-        /// - Parameter name: The metric.
-        /// - Returns: The mean, or NaN without values.
-        public func mean(_ name: String) -> Double {
-            guard let values = metrics[name], !values.isEmpty else { return .nan }
-            return values.reduce(0, +) / Double(values.count)
-        }
+    /// The mean of a metric over students.
+    ///
+    /// - Parameter name: The metric.
+    /// - Returns: The mean, or NaN without values.
+    public func mean(_ name: String) -> Double {
+        guard let values = metrics[name], !values.isEmpty else { return .nan }
+        return values.reduce(0, +) / Double(values.count)
     }
+}
 
+extension ReplayEvaluator {
     /// Runs the replay.
     ///
     /// - Parameters:
@@ -61,10 +66,10 @@ public struct ReplayEvaluator: Sendable {
     ///   - seed: Seeds the random policy.
     /// - Returns: Results for engine, profile_only, popularity, random.
     /// - Throws: `DataError` for an interaction naming an unknown student or school.
-    public func run(students: [DatasetStudent], interactions: [Interaction], k: Int = 10,
+    public func run(students: [DatasetStudent<M.Profile>], interactions: [Interaction], k: Int = 10,
                     trainFraction: Double = 0.7, seed: UInt64) throws -> [PolicyResult] {
         precondition(k > 0 && trainFraction > 0 && trainFraction < 1, "k > 0 and a train fraction in (0, 1)")
-        let catalog = engine.matcher.schools.catalog
+        let catalog = engine.matcher.catalog
         let byID = Dictionary(uniqueKeysWithValues: students.map { ($0.id, $0) })
         var logs: [String: [Interaction]] = [:]
         for x in interactions {
@@ -77,7 +82,7 @@ public struct ReplayEvaluator: Sendable {
             logs[x.studentID, default: []].append(x)
         }
         // Split each student's log in time.
-        var splits: [(DatasetStudent, train: [Interaction], test: [Interaction])] = []
+        var splits: [(DatasetStudent<M.Profile>, train: [Interaction], test: [Interaction])] = []
         for student in students {
             let log = (logs[student.id] ?? []).sorted { ($0.timestamp, $0.itemID) < ($1.timestamp, $1.itemID) }
             let cut = Int((Double(log.count) * trainFraction).rounded(.down))

@@ -23,6 +23,7 @@ struct Demo: ParsableCommand {
     @OptionGroup var catalogOptions: CatalogOptions
 
     func validate() throws {
+        guard catalogOptions.schema == nil else { throw ValidationError("demo runs on the college catalog; --schema is not supported") }
         guard (1...200).contains(swipes) else { throw ValidationError("--swipes must be in 1…200") }
         guard (1...50).contains(batch) else { throw ValidationError("--batch must be in 1…50") }
     }
@@ -36,9 +37,10 @@ struct Demo: ParsableCommand {
                 guard let data = FileManager.default.contents(atPath: profile) else { throw CLIError("\(profile): cannot read the profile file") }
                 studentProfile = try StudentProfile.decode(json: data, source: profile)
             } else {
-                studentProfile = SimulatedStudent.randomProfile(schools: engine.matcher.schools, using: &rng)
+                studentProfile = SchoolSimulation.randomProfile(schools: engine.matcher.schools, using: &rng)
             }
-            let simulated = try SimulatedStudent(profile: studentProfile, engine: engine, deviation: 2.0, using: &rng)
+            let simulated = try SimulatedStudent(profile: studentProfile, engine: engine, deviation: 2.0,
+                                                 opinionGroups: SchoolSimulation.opinionGroups, using: &rng)
             var session = try engine.session(studentID: "demo", profile: studentProfile, seed: seed)
             print(describe(studentProfile))
             print("pos  school                                    st  band            probe  match  grade  swipe    phase        progress")
@@ -67,9 +69,9 @@ struct Demo: ParsableCommand {
                     try session.submitFeedback(cardID: feedback.cardID, options: answer)
                 }
                 if position % 10 == 0 {
-                    let cosine = SimulatedStudent.cosine(session.model.mean, simulated.hiddenWeights)
+                    let cosine = VectorMath.cosine(session.model.mean, simulated.hiddenWeights)
                     let learned = String(format: "%.3f", cosine)
-                    let prior = String(format: "%.3f", SimulatedStudent.cosine(simulated.priorWeights, simulated.hiddenWeights))
+                    let prior = String(format: "%.3f", VectorMath.cosine(simulated.priorWeights, simulated.hiddenWeights))
                     print("       — after \(position) swipes: \(likes) likes, cosine(learned, hidden) \(learned) (prior \(prior)), "
                           + "bands \(session.servedPerBand.map(String.init).joined(separator: "/"))")
                 }

@@ -8,7 +8,7 @@ struct Evaluate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Simulate students swiping through the engine and the baselines; print learning curves and metrics.")
 
-    @Option(help: "The students CSV.")
+    @Option(help: "The students CSV (colleges: profile columns; with --schema: student_id, home, pref:<key> columns).")
     var students: String = "datasets/students.csv"
 
     @Option(help: "The logged swipes CSV for the replay evaluation (empty: skip the replay).")
@@ -29,37 +29,82 @@ struct Evaluate: ParsableCommand {
     @Flag(help: "Skip bad rows of the students CSV (each one is reported) instead of stopping.")
     var skipBadRows = false
 
+    @Option(help: "With --schema: a numeric attribute giving each item's popularity (popularity baseline, novelty); default: likes in --interactions.")
+    var popularityColumn: String?
+
     @OptionGroup var catalogOptions: CatalogOptions
 
     func validate() throws {
         guard (1...500).contains(swipes) else { throw ValidationError("--swipes must be in 1…500") }
         guard limit >= 0 else { throw ValidationError("--limit must not be negative") }
+        if popularityColumn != nil && catalogOptions.schema == nil {
+            throw ValidationError("--popularity-column needs --schema (colleges use undergraduate enrollment)")
+        }
     }
 
     func run() throws {
-        let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
-        var roster: [DatasetStudent]
-        var log: [Interaction] = []
-        do {
-            let (read, report) = try StudentsFile.read(CSVTable(contentsOfFile: students), policy: skipBadRows ? .skip : .fail)
-            if !report.skipped.isEmpty { FileHandle.standardError.write(Data((report.summary + "\n").utf8)) }
-            roster = read
-            if limit > 0 { roster = Array(roster.prefix(limit)) }
-            if !interactions.isEmpty {
-                let (logged, logReport) = try InteractionsFile.read(
-                    CSVTable(contentsOfFile: interactions), itemIDs: Set(engine.matcher.schools.catalog.ids),
-                    studentIDs: Set(read.map(\.id)), policy: skipBadRows ? .skip : .fail)
-                if !logReport.skipped.isEmpty { FileHandle.standardError.write(Data((logReport.summary + "\n").utf8)) }
-                let kept = Set(roster.map(\.id))
-                log = logged.filter { kept.contains($0.studentID) }
+        guard let schema = catalogOptions.schema else {
+            let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
+            let (roster, log) = try loadData(itemIDs: Set(engine.matcher.catalog.ids)) { table, policy throws(DataError) in
+                try StudentsFile.read(table, policy: policy)
             }
+            try evaluate(engine: engine, roster: roster, log: log, popularity: SchoolSimulation.popularity(engine.matcher.schools),
+                         opinionGroups: SchoolSimulation.opinionGroups, itemNoun: "school")
+            return
+        }
+        let matcher = try catalogOptions.loadItems(schema: schema)
+        if let popularityColumn, matcher.catalog.numericAttribute(named: popularityColumn) == nil {
+            throw CLIError("--popularity-column \"\(popularityColumn)\" is not a numeric attribute of \(matcher.catalog.source) (has: \(matcher.catalog.numericAttributeNames.joined(separator: ", ")))")
+        }
+        let (roster, log) = try loadData(itemIDs: Set(matcher.catalog.ids)) { table, policy throws(DataError) in
+            try ItemUsersFile.read(table, matcher: matcher, policy: policy)
+        }
+        try evaluate(engine: SwipeEngine(matcher: matcher), roster: roster, log: log,
+                     popularity: itemPopularity(matcher.catalog, log: log), opinionGroups: nil, itemNoun: "item")
+    }
+
+    /// Reads the students (in the matcher's format) and the interactions, honoring
+    /// `--skip-bad-rows` and `--limit`; skipped rows are reported on stderr.
+    func loadData<Profile>(itemIDs: Set<String>,
+                           readStudents: (CSVTable, BadRowPolicy) throws(DataError) -> ([DatasetStudent<Profile>], LoadReport))
+    throws -> ([DatasetStudent<Profile>], [Interaction]) {
+        do {
+            let (read, report) = try readStudents(CSVTable(contentsOfFile: students), skipBadRows ? .skip : .fail)
+            if !report.skipped.isEmpty { FileHandle.standardError.write(Data((report.summary + "\n").utf8)) }
+            var roster = read
+            if limit > 0 { roster = Array(roster.prefix(limit)) }
+            guard !interactions.isEmpty else { return (roster, []) }
+            let (logged, logReport) = try InteractionsFile.read(
+                CSVTable(contentsOfFile: interactions), itemIDs: itemIDs, studentIDs: Set(read.map(\.id)),
+                policy: skipBadRows ? .skip : .fail)
+            if !logReport.skipped.isEmpty { FileHandle.standardError.write(Data((logReport.summary + "\n").utf8)) }
+            let kept = Set(roster.map(\.id))
+            return (roster, logged.filter { kept.contains($0.studentID) })
         } catch {
             throw CLIError("\(error)")
         }
+    }
+
+    /// A generic catalog's popularity: `--popularity-column` (values below 1 or missing count
+    /// as 1), else 1 + likes per item in the interactions, else none (no popularity baseline,
+    /// no novelty).
+    func itemPopularity(_ catalog: Catalog, log: [Interaction]) -> [Double]? {
+        if let popularityColumn, let a = catalog.numericAttribute(named: popularityColumn) {
+            return catalog.numericValues[a].map { max(1, $0 ?? 1) }
+        }
+        guard !log.isEmpty else { return nil }
+        var likes = [Double](repeating: 1, count: catalog.count)
+        for x in log where x.action == .like { likes[catalog.row(of: x.itemID)!] += 1 }
+        return likes
+    }
+
+    func evaluate<M: Matcher>(engine: SwipeEngine<M>, roster: [DatasetStudent<M.Profile>], log: [Interaction],
+                              popularity: [Double]?, opinionGroups: Set<String>?, itemNoun: String) throws {
         let interactive = isatty(STDERR_FILENO) == 1
         let start = Date()
-        let results = try SimulationEvaluator(engine: engine).run(
-            students: roster, swipes: swipes, policies: PolicyKind.allCases, seed: seed,
+        let policies = PolicyKind.allCases.filter { popularity != nil || $0 != .popularity }
+        let results = try SimulationEvaluator(engine: engine, popularity: popularity, opinionGroups: opinionGroups).run(
+            students: roster, swipes: swipes, policies: policies, seed: seed,
             progress: interactive ? { done, total in
                 FileHandle.standardError.write(Data("\r  simulating \(done)/\(total) students".utf8))
                 if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
@@ -72,7 +117,7 @@ struct Evaluate: ParsableCommand {
         print(pad("policy", 18) + checkpoints.map { pad("n=\($0)", 8, left: true) }.joined() + "   95% CI at n=\(checkpoints.last!)")
         var rng = SplitMix64(seed: seed)
         for r in results {
-            let means = SimulationEvaluator.PolicyResult.means(r.ndcg)
+            let means = SimulationPolicyResult.means(r.ndcg)
             let ci = Bootstrap.meanInterval(r.ndcg.last!, using: &rng)
             print(pad(r.policy.rawValue, 18) + means.map { pad(f($0, 3), 8, left: true) }.joined()
                   + "   [\(f(ci.lower, 3)), \(f(ci.upper, 3))]")
@@ -82,26 +127,33 @@ struct Evaluate: ParsableCommand {
               + pad("cover", 8, left: true) + pad("divers", 8, left: true) + pad("novel", 8, left: true) + pad("geo err", 9, left: true))
         for r in results {
             let likes = r.likeRate.dropFirst().flatMap { $0 }
-            let cosine = SimulationEvaluator.PolicyResult.means(r.cosine).last!
-            print(pad(r.policy.rawValue, 18) + pad(f(SimulationEvaluator.PolicyResult.means(r.precision).last!, 3), 8, left: true)
+            let cosine = SimulationPolicyResult.means(r.cosine).last!
+            print(pad(r.policy.rawValue, 18) + pad(f(SimulationPolicyResult.means(r.precision).last!, 3), 8, left: true)
                   + pad(f(likes.reduce(0, +) / Double(max(1, likes.count)), 3), 8, left: true)
                   + pad(cosine.isNaN ? "-" : f(cosine, 3), 8, left: true) + pad(f(r.coverage, 3), 8, left: true)
-                  + pad(f(r.diversity, 2), 8, left: true) + pad(f(r.novelty, 2), 8, left: true) + pad(f(r.geoMixError, 3), 9, left: true))
+                  + pad(f(r.diversity, 2), 8, left: true) + pad(r.novelty.isNaN ? "-" : f(r.novelty, 2), 8, left: true)
+                  + pad(f(r.geoMixError, 3), 9, left: true))
         }
         print("")
-        print("P@10: share of the top 10 among each student's 50 truly best schools (final). likes: like rate of all swipes.")
-        print("cosine: learned vs hidden weights (final). cover: distinct schools served / 2,294. divers: mean pairwise")
-        print("feature distance within a batch. novel: mean −log2 enrollment share. geo err: largest gap from 50/30/20.")
+        let relevant = SimulationEvaluator<M>.relevantCount(catalogSize: engine.matcher.catalog.count)
+        print("P@10: share of the top 10 among each student's \(relevant) truly best \(itemNoun)s (final). likes: like rate of all swipes.")
+        print("cosine: learned vs hidden weights (final). cover: distinct \(itemNoun)s served / \(engine.matcher.catalog.count).")
+        print("divers: mean pairwise feature distance within a batch. novel: mean −log2 popularity share.")
+        print("geo err: largest gap from the 50/30/20 band mix.")
         let replay = log.isEmpty ? [] : try ReplayEvaluator(engine: engine).run(students: roster, interactions: log, seed: seed)
         if let export {
+            let origin = catalogOptions.schema == nil
+                ? "Generated by `swiperank evaluate --export notebooks-export` on the shipped datasets"
+                : "Generated by `swiperank evaluate` on \(catalogOptions.catalog) (schema \(catalogOptions.schema!))"
             try EvaluationReport(simulation: results, replay: replay, students: roster.count, swipes: swipes, seed: seed,
-                                 loggedSwipes: log.count).write(to: URL(fileURLWithPath: export, isDirectory: true))
+                                 loggedSwipes: log.count, origin: origin, itemNoun: itemNoun)
+                .write(to: URL(fileURLWithPath: export, isDirectory: true))
             print("wrote the report to \(export)/report.md")
         }
         guard !log.isEmpty else { return }
         print("")
         print("Replay of \(log.count) logged swipes (\(interactions)): first 70% of each student's swipes to learn, the rest held out;")
-        print("full ranking of every school not swiped in training, held-out likes relevant.")
+        print("full ranking of every \(itemNoun) not swiped in training, held-out likes relevant.")
         let metrics = ["precision@10", "recall@10", "ndcg@10", "map@10", "mrr", "auc"]
         print(pad("policy", 14) + metrics.map { pad($0, 13, left: true) }.joined() + pad("IPS likes", 12, left: true) + pad("matches", 9, left: true))
         for r in replay {

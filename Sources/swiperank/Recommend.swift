@@ -4,9 +4,9 @@ import SwipeRank
 
 struct Recommend: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the best schools for a student profile as the app's JSON response.")
+        abstract: "Print the best items for a profile as the app's JSON response (schools, or any catalog with --schema).")
 
-    @Option(help: "The student profile JSON (see datasets/sample-profile.json).")
+    @Option(help: "The profile JSON (schools: datasets/sample-profile.json; with --schema an ItemProfile).")
     var profile: String
 
     @Option(help: "How many recommendations (1…500).")
@@ -24,6 +24,16 @@ struct Recommend: ParsableCommand {
     func run() throws {
         guard let data = FileManager.default.contents(atPath: profile) else {
             throw CLIError("\(profile): cannot read the profile file")
+        }
+        if let schema = catalogOptions.schema {
+            let matcher = try catalogOptions.loadItems(schema: schema)
+            do {
+                let user = try ItemProfile.decode(json: data, source: profile)
+                try printJSON(try matcher.recommend(profile: user, count: count), pretty: pretty)
+            } catch let error as DataError {
+                throw CLIError(error.description)
+            }
+            return
         }
         let schools = try catalogOptions.load()
         let matcher = SchoolMatcher(schools: schools)

@@ -10,17 +10,43 @@ struct SwipeRankCommand: ParsableCommand {
         subcommands: [Evaluate.self, Recommend.self, Demo.self, Generate.self])
 }
 
-/// Where the catalog files are; shared by every subcommand that needs schools.
+/// Where the catalog files are; shared by every subcommand that needs a catalog. Without
+/// `--schema` the catalog is the college one (schools + majors); with it, `--catalog` is any
+/// item CSV read through that JSON schema.
 struct CatalogOptions: ParsableArguments {
-    @Option(help: "The schools CSV.")
+    @Option(help: "The schools CSV, or with --schema any item CSV.")
     var catalog: String = "datasets/schools.csv"
 
-    @Option(help: "The bachelor's programs CSV.")
+    @Option(help: "The bachelor's programs CSV (schools only).")
     var majors: String = "datasets/school_majors.csv"
+
+    @Option(help: "A JSON item schema (format in datasets/README.md): read --catalog as a generic catalog.")
+    var schema: String?
+
+    @Option(help: "With --schema: a text attribute naming each item's region (discovery prefers regions not shown yet).")
+    var regionAttribute: String?
+
+    func validate() throws {
+        if schema == nil && regionAttribute != nil { throw ValidationError("--region-attribute needs --schema") }
+    }
 
     func load() throws -> SchoolCatalog {
         do { return try SchoolCatalog(schoolsPath: catalog, majorsPath: majors) }
         catch { throw CLIError(error.description) }
+    }
+
+    /// The generic matcher over `--catalog` read with `--schema`.
+    func loadItems(schema path: String) throws -> ItemMatcher {
+        let catalog: Catalog
+        do {
+            catalog = try Catalog(table: CSVTable(contentsOfFile: self.catalog), schema: ItemSchema.load(contentsOfFile: path))
+        } catch {
+            throw CLIError(error.description)
+        }
+        if let regionAttribute, catalog.textAttribute(named: regionAttribute) == nil {
+            throw CLIError("--region-attribute \"\(regionAttribute)\" is not a text attribute of \(self.catalog) (has: \(catalog.textAttributeNames.joined(separator: ", ")))")
+        }
+        return ItemMatcher(catalog: catalog, regionAttribute: regionAttribute)
     }
 }
 

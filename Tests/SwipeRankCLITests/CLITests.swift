@@ -140,3 +140,59 @@ struct EvaluateTests {
         #expect(bad.status == 1 && bad.stderr.contains("/nonexistent.csv: cannot read file"))
     }
 }
+
+@Suite("swiperank on a second catalog (restaurants, --schema)", .serialized)
+struct GenericCatalogCLITests {
+    static let catalog = ["--schema", "datasets/restaurants/restaurants.schema.json", "--catalog", "datasets/restaurants/restaurants.csv",
+                          "--region-attribute", "neighborhood"]
+
+    @Test("evaluate runs simulation and replay on any catalog and writes the report")
+    func evaluate() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-items-\(UUID().uuidString)").path
+        let result = try CLI.run(["evaluate", "--students", "datasets/restaurants/users.csv",
+                                  "--interactions", "datasets/restaurants/swipes.csv", "--swipes", "20", "--popularity-column", "reviews",
+                                  "--export", folder] + Self.catalog)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("60 students × 20 swipes × 6 policies"))
+        #expect(result.stdout.contains("cover: distinct items served / 80"))
+        #expect(result.stdout.contains("Replay of 1200 logged swipes"))
+        for policy in ["engine", "engine_no_probes", "engine_no_geo_mix", "profile_only", "popularity", "random"] {
+            #expect(result.stdout.contains("\n\(policy) "), "\(policy)")
+        }
+        let report = try String(contentsOfFile: folder + "/report.md", encoding: .utf8)
+        #expect(report.contains("datasets/restaurants/restaurants.csv") && report.contains("every item not swiped"))
+        #expect(FileManager.default.fileExists(atPath: folder + "/learning_curves.svg"))
+    }
+
+    @Test("without a popularity the popularity baseline is left out; bad options are clear errors")
+    func options() throws {
+        let result = try CLI.run(["evaluate", "--students", "datasets/restaurants/users.csv", "--interactions", "",
+                                  "--swipes", "10", "--limit", "5"] + Self.catalog)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("5 students × 10 swipes × 5 policies") && !result.stdout.contains("\npopularity "))
+        let column = try CLI.run(["evaluate", "--students", "datasets/restaurants/users.csv", "--popularity-column", "stars"] + Self.catalog)
+        #expect(column.status == 1 && column.stderr.contains("--popularity-column \"stars\" is not a numeric attribute"), "\(column.stderr)")
+        let schools = try CLI.run(["evaluate", "--popularity-column", "reviews"])
+        #expect(schools.status != 0 && schools.stderr.contains("--popularity-column needs --schema"))
+        let wrongUsers = try CLI.run(["evaluate", "--students", "datasets/students.csv"] + Self.catalog)
+        #expect(wrongUsers.status == 1 && wrongUsers.stderr.contains("datasets/students.csv:1:"), "\(wrongUsers.stderr)")
+    }
+
+    @Test("recommend and generate work with --schema")
+    func recommendAndGenerate() throws {
+        let profile = try CLI.temporaryFile(#"{"home": {"latitude": 40.0, "longitude": -75.0}, "max_distance_miles": 3, "preferences": {"cuisine=thai": 1}}"#)
+        let result = try CLI.run(["recommend", "--profile", profile, "--count", "3"] + Self.catalog)
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        let cards = json["recommendations"] as! [[String: Any]]
+        #expect(cards.count == 3 && cards.allSatisfy { ($0["school"] as! [String: Any])["cuisine"] is String })
+        let bad = try CLI.run(["recommend", "--profile", try CLI.temporaryFile(#"{"preferences": {"stars": 1}}"#)] + Self.catalog)
+        #expect(bad.status == 1 && bad.stderr.contains("preferences.stars: not a feature column"), "\(bad.stderr)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-gen-items-\(UUID().uuidString)").path
+        let generated = try CLI.run(["generate", "--users", "datasets/restaurants/users.csv", "--swipes", "20", "--seed", "7",
+                                     "--output", folder] + Self.catalog)
+        #expect(generated.status == 0, "\(generated.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/swipes.csv"))
+                == Data(contentsOf: CLI.root.appendingPathComponent("datasets/restaurants/swipes.csv")))
+    }
+}

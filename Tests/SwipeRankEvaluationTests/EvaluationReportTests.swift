@@ -9,7 +9,7 @@ struct EvaluationReportTests {
     @Test("the report has every chart and CSV, is deterministic, and its CSVs match the results")
     func report() throws {
         var rng = SplitMix64(seed: 8)
-        let students = (0..<6).map { DatasetStudent(id: "r\($0)", profile: SimulatedStudent.randomProfile(schools: EvaluationFixtures.schools, using: &rng)) }
+        let students = (0..<6).map { DatasetStudent(id: "r\($0)", profile: SchoolSimulation.randomProfile(schools: EvaluationFixtures.schools, using: &rng)) }
         let results = try SimulationEvaluator(engine: EvaluationFixtures.engine)
             .run(students: students, swipes: 20, policies: [.engine, .profileOnly, .random], seed: 2)
         let report = EvaluationReport(simulation: results, replay: [], students: 6, swipes: 20, seed: 2, loggedSwipes: 0)
@@ -27,7 +27,7 @@ struct EvaluationReportTests {
         let lines = files["learning_curves.csv"]!.split(separator: "\n").dropFirst()
         #expect(lines.count == 3 * 3)
         let engineAt20 = lines.first { $0.hasPrefix("engine,20,") }!.split(separator: ",")
-        let expected = SimulationEvaluator.PolicyResult.means(results[0].ndcg)[2]
+        let expected = SimulationPolicyResult.means(results[0].ndcg)[2]
         #expect(abs(Double(engineAt20[2])! - expected) < 1e-4)
         #expect(files["per_student_ndcg.csv"]!.split(separator: "\n").count == 1 + 3 * 3 * 6)
     }

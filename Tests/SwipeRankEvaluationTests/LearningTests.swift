@@ -22,16 +22,17 @@ struct LearningTests {
     func curve(seed: UInt64) throws -> [Double] {
         var rng = SplitMix64(seed: seed)
         let engine = EvaluationFixtures.engine
-        let profile = SimulatedStudent.randomProfile(schools: engine.matcher.schools, using: &rng)
-        let student = try SimulatedStudent(profile: profile, engine: engine, deviation: 2.0, using: &rng)
+        let profile = SchoolSimulation.randomProfile(schools: engine.matcher.schools, using: &rng)
+        let student = try SimulatedStudent(profile: profile, engine: engine, deviation: 2.0,
+                                           opinionGroups: SchoolSimulation.opinionGroups, using: &rng)
         var session = try engine.session(studentID: "l\(seed)", profile: profile, seed: seed)
-        var curve = [SimulatedStudent.cosine(session.model.mean, student.hiddenWeights)]
+        var curve = [VectorMath.cosine(session.model.mean, student.hiddenWeights)]
         for position in 1...30 {
             if session.served.count < position { _ = session.recommendations(count: 10) }
             let card = session.served[position - 1]
             let action = student.swipe(row: card.row, session: session, using: &rng)
             _ = try session.recordSwipe(Swipe(swipeID: "\(position)", cardID: card.cardID, action: action, timestamp: Int64(position)))
-            if position % 10 == 0 { curve.append(SimulatedStudent.cosine(session.model.mean, student.hiddenWeights)) }
+            if position % 10 == 0 { curve.append(VectorMath.cosine(session.model.mean, student.hiddenWeights)) }
         }
         return curve
     }

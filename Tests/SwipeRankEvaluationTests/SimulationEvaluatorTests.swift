@@ -8,7 +8,7 @@ import SwipeRankNumerics
 struct SimulationEvaluatorTests {
     static let students: [DatasetStudent] = {
         var rng = SplitMix64(seed: 77)
-        return (0..<30).map { DatasetStudent(id: "t\($0)", profile: SimulatedStudent.randomProfile(schools: EvaluationFixtures.schools, using: &rng)) }
+        return (0..<30).map { DatasetStudent(id: "t\($0)", profile: SchoolSimulation.randomProfile(schools: EvaluationFixtures.schools, using: &rng)) }
     }()
 
     @Test("the engine beats the baselines on NDCG@10 and P@10, keeps the band mix, and runs deterministically")
@@ -16,14 +16,14 @@ struct SimulationEvaluatorTests {
         let evaluator = SimulationEvaluator(engine: EvaluationFixtures.engine)
         let results = try evaluator.run(students: Self.students, swipes: 30, policies: PolicyKind.allCases, seed: 3)
         let byPolicy = Dictionary(uniqueKeysWithValues: results.map { ($0.policy, $0) })
-        func final(_ p: PolicyKind, _ metric: KeyPath<SimulationEvaluator.PolicyResult, [[Double]]>) -> Double {
-            SimulationEvaluator.PolicyResult.means(byPolicy[p]![keyPath: metric]).last!
+        func final(_ p: PolicyKind, _ metric: KeyPath<SimulationPolicyResult, [[Double]]>) -> Double {
+            SimulationPolicyResult.means(byPolicy[p]![keyPath: metric]).last!
         }
         #expect(results[0].checkpoints == [0, 10, 20, 30])
         #expect(results.allSatisfy { $0.ndcg.allSatisfy { $0.count == 30 } })
         // Before any swipe the engine ranks like its cold start.
-        #expect(abs(SimulationEvaluator.PolicyResult.means(byPolicy[.engine]!.ndcg)[0]
-                    - SimulationEvaluator.PolicyResult.means(byPolicy[.profileOnly]!.ndcg)[0]) < 1e-9)
+        #expect(abs(SimulationPolicyResult.means(byPolicy[.engine]!.ndcg)[0]
+                    - SimulationPolicyResult.means(byPolicy[.profileOnly]!.ndcg)[0]) < 1e-9)
         #expect(final(.engine, \.ndcg) > final(.profileOnly, \.ndcg) + 0.05)
         #expect(final(.profileOnly, \.ndcg) > final(.random, \.ndcg))
         #expect(final(.engine, \.precision) > final(.popularity, \.precision))

@@ -7,7 +7,7 @@ enum SessionFixtures {
     static let engine = SwipeEngine(matcher: Fixtures.matcher)
 
     /// Serves and swipes `count` cards, liking the ones whose id hashes even (deterministic).
-    static func swipeThrough(_ session: inout SwipeSession, count: Int, batch: Int = 10, start: Int = 0) throws {
+    static func swipeThrough(_ session: inout SwipeSession<SchoolMatcher>, count: Int, batch: Int = 10, start: Int = 0) throws {
         var done = 0
         while done < count {
             let cards = session.recommendations(count: min(batch, count - done)).recommendations
@@ -180,7 +180,7 @@ struct SessionTests {
         try SessionFixtures.swipeThrough(&session, count: 33, batch: 7)
         _ = session.recommendations(count: 3)       // served but not swiped yet
         let data = try JSONEncoder().encode(session.snapshot())
-        var restored = try engine.restore(JSONDecoder().decode(SessionSnapshot.self, from: data))
+        var restored = try engine.restore(JSONDecoder().decode(SessionSnapshot<StudentProfile>.self, from: data))
         #expect(restored.snapshot() == session.snapshot())
         let next = session.recommendations(count: 12), again = restored.recommendations(count: 12)
         #expect(next == again)
@@ -199,7 +199,7 @@ struct SessionTests {
     @Test("sessions run concurrently from many tasks and match sequential runs")
     func concurrency() async throws {
         let engine = self.engine
-        func run(_ i: Int) throws -> SessionSnapshot {
+        func run(_ i: Int) throws -> SessionSnapshot<StudentProfile> {
             var profile = Fixtures.bostonStudent
             profile.maxDistanceMiles = Double(100 + 50 * i)
             var session = try engine.session(studentID: "c\(i)", profile: profile, seed: UInt64(i))
@@ -207,9 +207,9 @@ struct SessionTests {
             return session.snapshot()
         }
         let sequential = try (0..<8).map(run)
-        let concurrent = try await withThrowingTaskGroup(of: (Int, SessionSnapshot).self) { group in
+        let concurrent = try await withThrowingTaskGroup(of: (Int, SessionSnapshot<StudentProfile>).self) { group in
             for i in 0..<8 { group.addTask { (i, try run(i)) } }
-            var out = [SessionSnapshot?](repeating: nil, count: 8)
+            var out = [SessionSnapshot<StudentProfile>?](repeating: nil, count: 8)
             for try await (i, snapshot) in group { out[i] = snapshot }
             return out.map { $0! }
         }
@@ -220,7 +220,7 @@ struct SessionTests {
 @Suite("Feedback")
 struct FeedbackTests {
     /// A session whose every probe and pattern break asks (no cooldown).
-    func session(cooldown: Int = 0) throws -> SwipeSession {
+    func session(cooldown: Int = 0) throws -> SwipeSession<SchoolMatcher> {
         var configuration = EngineConfiguration()
         configuration.feedbackCooldown = [.discovery: cooldown, .refinement: cooldown, .stable: cooldown]
         return try SwipeEngine(matcher: Fixtures.matcher, configuration: configuration)
@@ -267,7 +267,7 @@ struct FeedbackTests {
                 && (card.isProbe || card.predictedMatch >= 0.75)
         })
         let prompt = try #require(try s.recordSwipe(Swipe(swipeID: "x", cardID: card.cardID, action: .dislike, timestamp: 1)).feedback)
-        func meanScore(_ session: SwipeSession, expensive: Bool) -> Float {
+        func meanScore(_ session: SwipeSession<SchoolMatcher>, expensive: Bool) -> Float {
             var scores: [Float] = []
             schools.catalog.scores(weights: session.weights, terms: session.student.terms, into: &scores)
             let rows = (0..<schools.catalog.count).filter { row in
@@ -287,7 +287,7 @@ struct FeedbackTests {
         #expect(meanScore(answered, expensive: true) - meanScore(answered, expensive: false)
                 < beforeExpensive - beforeCheap - 0.2)
         // The next batch reflects it: cheaper schools than without the answer.
-        func meanCost(_ session: inout SwipeSession) -> Double {
+        func meanCost(_ session: inout SwipeSession<SchoolMatcher>) -> Double {
             let costs = session.recommendations(count: 20).recommendations.compactMap { card in
                 schools.estimatedCost(row: schools.catalog.row(of: card.school.id)!, homeState: "MA")
             }

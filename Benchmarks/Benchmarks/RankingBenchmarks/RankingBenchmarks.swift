@@ -117,7 +117,7 @@ let benchmarks: @Sendable () -> Void = {
                              ("synthetic 100k", { Fixtures.syntheticSchools(rows: 100_000) })] {
         for count in [10, 20] {
             Benchmark("recommendations(\(count)) after a swipe, \(label)",
-                      configuration: .init(warmupIterations: 2, maxDuration: .seconds(3), maxIterations: 100)) { (benchmark: Benchmark, box: Box<SwipeSession>) in
+                      configuration: .init(warmupIterations: 2, maxDuration: .seconds(3), maxIterations: 100)) { (benchmark: Benchmark, box: Box<SwipeSession<SchoolMatcher>>) in
                 BLASThreads.count = 1
                 let last = box.value.served.last!
                 _ = try box.value.recordSwipe(Swipe(swipeID: "\(last.position)", cardID: last.cardID, action: .like,
@@ -139,7 +139,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: Learning updates.
 
-    Benchmark("recordSwipe schools D=58, swipes 1-30 (rank-1)", configuration: .init(warmupIterations: 0, maxIterations: 30)) { (benchmark: Benchmark, box: Box<SwipeSession>) in
+    Benchmark("recordSwipe schools D=58, swipes 1-30 (rank-1)", configuration: .init(warmupIterations: 0, maxIterations: 30)) { (benchmark: Benchmark, box: Box<SwipeSession<SchoolMatcher>>) in
         BLASThreads.count = 1
         let card = box.value.recommendations(count: 1).recommendations[0]
         benchmark.startMeasurement()
@@ -147,7 +147,7 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.stopMeasurement()
     } setup: { Box(try! Fixtures.engine.session(studentID: "r", profile: Fixtures.bostonStudent, seed: 2)) }
 
-    Benchmark("recordSwipe schools D=58, stable (forgetting, refactor)", configuration: .init(maxIterations: 500)) { (benchmark: Benchmark, box: Box<SwipeSession>) in
+    Benchmark("recordSwipe schools D=58, stable (forgetting, refactor)", configuration: .init(maxIterations: 500)) { (benchmark: Benchmark, box: Box<SwipeSession<SchoolMatcher>>) in
         BLASThreads.count = 1
         let card = box.value.recommendations(count: 1).recommendations[0]
         benchmark.startMeasurement()

@@ -9,9 +9,15 @@ import SwipeRankNumerics
 ///                                     majorsPath: "datasets/school_majors.csv")
 ///     let matcher = SchoolMatcher(schools: schools)
 ///     let response = try matcher.recommend(profile: profile, count: 10)
-public struct SchoolMatcher: Sendable {
+public struct SchoolMatcher: Matcher {
     /// The catalog.
     public let schools: SchoolCatalog
+    /// The items: `schools.catalog`.
+    public var catalog: Catalog { schools.catalog }
+    /// The four student-relative terms (`MatchStudent.termNames`).
+    public var termNames: [String] { MatchStudent.termNames }
+    /// `region`: discovery cards from a region not shown yet get a novelty bonus.
+    public var regionAttribute: String? { "region" }
     /// How raw scores become match scores.
     public let calibration: MatchCalibration
     let columnIndex: [String: Int]
@@ -59,39 +65,6 @@ public struct SchoolMatcher: Sendable {
             distance: row < student.distances.count ? (Double(student.distances[row]) * 10).rounded() / 10 : nil)
     }
 
-    /// The best `count` schools for a student under given weights.
-    ///
-    /// - Parameters:
-    ///   - student: The student.
-    ///   - weights: The weights (cold start or learned).
-    ///   - count: How many cards.
-    ///   - workspace: Reused buffers.
-    /// - Returns: Cards, best first (ties to the lower row).
-    /// - Complexity: O(N × (d + 4) + N log count).
-    public func recommendations(for student: MatchStudent, weights: PreferenceWeights, count: Int,
-                                workspace: inout ScoringWorkspace) -> [Recommendation] {
-        schools.catalog.topItems(k: count, weights: weights, terms: student.terms, workspace: &workspace)
-        return workspace.top.map { card(row: $0, raw: workspace.scores[$0], student: student, weights: weights) }
-    }
-
-    /// Stateless recommendations for a profile with its cold-start weights.
-    ///
-    /// - Parameters:
-    ///   - profile: The student's profile.
-    ///   - count: How many cards, ≥ 0.
-    /// - Returns: The response, with the cold-start learning state and zero swipes.
-    /// - Throws: `DataError` for an invalid profile or an unknown major.
-    /// - Complexity: O(N × d + N log count).
-    public func recommend(profile: StudentProfile, count: Int) throws(DataError) -> RecommendationResponse {
-        let student = try student(profile)
-        let weights = coldStartWeights(for: student)
-        var workspace = ScoringWorkspace()
-        return RecommendationResponse(
-            recommendations: recommendations(for: student, weights: weights, count: count, workspace: &workspace),
-            learningState: LearningState(totalSwipes: 0, preferenceWeights: namedWeights(weights)),
-            totalSwipes: 0)
-    }
-
     /// Cold-start recommendations for many profiles, scored with one `cblas_sgemm`.
     ///
     /// Equal to calling `recommend(profile:count:)` for each profile, up to float rounding.
@@ -125,22 +98,7 @@ public struct SchoolMatcher: Sendable {
     ///
     /// - Parameter row: The school.
     /// - Returns: The summary.
-    public func summary(row: Int) -> ItemSummary {
-        let catalog = schools.catalog
-        var attributes: [String: ItemSummary.Value] = [:]
-        for (a, name) in catalog.textAttributeNames.enumerated() {
-            let value = catalog.textValues[a][row]
-            attributes[name] = value.isEmpty ? .missing : .text(value)
-        }
-        for (a, name) in catalog.numericAttributeNames.enumerated() {
-            attributes[name] = catalog.numericValues[a][row].map { .number($0) } ?? .missing
-        }
-        if let location = catalog.locations[row] {
-            attributes["latitude"] = .number(location.latitude)
-            attributes["longitude"] = .number(location.longitude)
-        }
-        return ItemSummary(id: catalog.ids[row], name: catalog.names[row], attributes: attributes)
-    }
+    public func summary(row: Int) -> ItemSummary { catalog.summary(row: row) }
 
     /// Named weights a person understands, derived from the model's weights:
     ///

@@ -30,6 +30,8 @@ public struct CSVTable: Sendable {
     public let source: String
     /// The header names, in order.
     public let header: [String]
+    /// The 1-based byte column of each header cell on line 1, for errors about the header.
+    public let headerColumns: [Int]
     /// The data rows, in file order.
     public let rows: [Row]
 
@@ -66,12 +68,12 @@ public struct CSVTable: Sendable {
     /// - Complexity: O(bytes.count).
     public init(bytes: [UInt8], source: String) throws(DataError) {
         self.source = source
-        (header, rows) = try bytes.withUnsafeBufferPointer { buffer throws(DataError) in
+        (header, headerColumns, rows) = try bytes.withUnsafeBufferPointer { buffer throws(DataError) in
             try CSVTable.parse(buffer, source: source)
         }
     }
 
-    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, source: String) throws(DataError) -> ([String], [Row]) {
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, source: String) throws(DataError) -> ([String], [Int], [Row]) {
         var parser = Parser(bytes: bytes, source: source)
         guard let headerRow = try parser.nextRow() else {
             throw DataError(.malformedRow, source: source, line: 1, column: 1, detail: "empty file: no header row")
@@ -87,7 +89,7 @@ public struct CSVTable: Sendable {
             }
             rows.append(row)
         }
-        return (header, rows)
+        return (header, headerRow.columns, rows)
     }
 
     /// The index of the column with this header name.
@@ -109,6 +111,17 @@ public struct CSVTable: Sendable {
     /// - Parameter name: The header name.
     /// - Complexity: O(number of columns).
     public func optionalColumn(named name: String) -> Int? { header.firstIndex(of: name) }
+
+    /// An error about a header cell (line 1), e.g. a column name that means nothing.
+    ///
+    /// - Parameters:
+    ///   - kind: The kind of problem.
+    ///   - column: The column index.
+    ///   - detail: What went wrong.
+    /// - Returns: The error, located at `file:1:column`.
+    public func headerError(_ kind: DataError.Kind, column: Int, detail: String) -> DataError {
+        DataError(kind, source: source, line: 1, column: headerColumns[column], field: header[column], detail: detail)
+    }
 
     /// An error located at one cell.
     ///

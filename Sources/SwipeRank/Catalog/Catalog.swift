@@ -300,3 +300,27 @@ private enum FeatureBuilder {
         return try table.number(row: row, column: c)
     }
 }
+
+extension Catalog {
+    /// The item summary of a row: id, name and its display attributes (text attributes as
+    /// text, numeric attributes as numbers, null for gaps, and the location if any).
+    ///
+    /// - Parameter row: The item.
+    /// - Returns: The summary.
+    /// - Complexity: O(attributes).
+    public func summary(row: Int) -> ItemSummary {
+        var attributes: [String: ItemSummary.Value] = [:]
+        for (a, name) in textAttributeNames.enumerated() {
+            let value = textValues[a][row]
+            attributes[name] = value.isEmpty ? .missing : .text(value)
+        }
+        for (a, name) in numericAttributeNames.enumerated() {
+            attributes[name] = numericValues[a][row].map { .number($0) } ?? .missing
+        }
+        if let location = locations[row] {
+            attributes["latitude"] = .number(location.latitude)
+            attributes["longitude"] = .number(location.longitude)
+        }
+        return ItemSummary(id: ids[row], name: names[row], attributes: attributes)
+    }
+}

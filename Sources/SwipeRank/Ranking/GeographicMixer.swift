@@ -21,6 +21,19 @@ public enum GeoBand: String, Sendable, Hashable, Codable, CaseIterable {
         if d <= preferred * expansion { return .slightlyBeyond }
         return .discovery
     }
+
+    /// The `distance` term of a student-relative score: 1 at home, ½ at the preferred maximum
+    /// p, then falling by ½ per further p down to −1: `d ≤ p: 1 − d/(2p)`, beyond:
+    /// `max(−1, ½ − (d − p)/p)`.
+    ///
+    /// - Parameters:
+    ///   - miles: The distance d (not NaN).
+    ///   - preferred: The preferred maximum p > 0.
+    /// - Returns: A value in [−1, 1].
+    /// - Complexity: O(1).
+    public static func distanceFit(miles d: Float, preferred p: Float) -> Float {
+        d <= p ? 1 - d / (2 * p) : max(-1, 0.5 - (d - p) / p)
+    }
 }
 
 /// Decides which band each served card comes from: 50% nearby, 30% slightly beyond, 20%

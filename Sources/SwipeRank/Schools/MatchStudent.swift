@@ -12,7 +12,7 @@ import SwipeRankNumerics
 /// | `budget` | r = c / budget; r ≤ 1: 1 − r/2; beyond: max(−1, ½ − 2(r − 1)) |
 /// | `academic_fit` | 2·exp(−½((sat − S)/150)²) − 1 |
 /// | `major_fit` | k of m majors offered: ½ + ½·k/m; none but one in the same CIP family: 0; none at all: −1 |
-public struct MatchStudent: Sendable {
+public struct MatchStudent: MatchedStudent {
     /// The term names, in row order.
     public static let termNames = ["distance", "budget", "academic_fit", "major_fit"]
 
@@ -24,6 +24,9 @@ public struct MatchStudent: Sendable {
     public let terms: RelativeTerms
     /// Miles from home to each school; empty without a home.
     public let distances: [Float]
+
+    /// The preferred maximum distance when the student has a home.
+    public var preferredDistanceMiles: Double? { profile.home == nil ? nil : profile.maxDistanceMiles }
 
     /// Resolves a profile and computes its terms over all schools.
     ///
@@ -45,7 +48,7 @@ public struct MatchStudent: Sendable {
             let p = Float(profile.maxDistanceMiles)
             for i in 0..<n where !distances[i].isNaN {
                 let d = distances[i]
-                values[0, i] = d <= p ? 1 - d / (2 * p) : max(-1, 0.5 - (d - p) / p)
+                values[0, i] = GeoBand.distanceFit(miles: d, preferred: p)
             }
         }
         if let budget = profile.annualBudget {

@@ -190,7 +190,11 @@ extension GeoPoint {
 
 extension DataError {
     /// A profile decoding error, with the JSON path of the field.
-    static func profile(_ error: DecodingError, source: String) -> DataError {
+    static func profile(_ error: DecodingError, source: String) -> DataError { decoding(error, source: source) }
+
+    /// A JSON decoding error, with the JSON path of the field (and the allowed choices of a
+    /// profile's choice fields).
+    static func decoding(_ error: DecodingError, source: String) -> DataError {
         func path(_ keys: [any CodingKey]) -> String {
             keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
         }

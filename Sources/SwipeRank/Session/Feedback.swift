@@ -68,11 +68,17 @@ public struct FeedbackPrompt: Sendable, Hashable, Codable {
     enum CodingKeys: String, CodingKey { case cardID = "card_id", reason, options }
 }
 
-extension SwipeEngine {
-    /// The options worth offering for a card: the features that stand out for this student,
+extension SchoolMatcher {
+    /// The options worth offering for a school: the features that stand out for this student,
     /// most salient first, at most five. Dislikes get reasons to avoid, likes reasons to seek.
-    func feedbackOptions(row: Int, action: SwipeAction, student: MatchStudent) -> [FeedbackOption] {
-        let schools = matcher.schools, profile = student.profile
+    ///
+    /// - Parameters:
+    ///   - row: The swiped school.
+    ///   - action: The swipe.
+    ///   - student: The student.
+    /// - Returns: At most five options.
+    public func feedbackOptions(row: Int, action: SwipeAction, student: MatchStudent) -> [FeedbackOption] {
+        let profile = student.profile
         func number(_ name: String) -> Double? {
             schools.catalog.numericValues[schools.catalog.numericAttribute(named: name)!][row]
         }
@@ -103,18 +109,18 @@ extension SwipeEngine {
         return Array(options.prefix(5))
     }
 
-    /// The prior shift an answer applies for a card, over the combined vector
-    /// `[features, terms]` (the table on `FeedbackOption`, times the configured strength).
+    /// The prior shift an answer applies for a school, over the combined vector
+    /// `[features, terms]` (the table on `FeedbackOption`).
     ///
     /// - Parameters:
     ///   - option: The answer.
-    ///   - row: The card's catalog row (some answers depend on the card's locale or size).
+    ///   - row: The school's catalog row (some answers depend on its locale or size).
     /// - Returns: D = d + 4 values.
-    public func adjustment(for option: FeedbackOption, row: Int) -> [Double] {
-        let catalog = matcher.schools.catalog
+    public func feedbackAdjustment(for option: FeedbackOption, row: Int) -> [Double] {
+        let catalog = schools.catalog
         var delta = [Double](repeating: 0, count: catalog.dimension + MatchStudent.termNames.count)
         func feature(_ name: String, _ value: Double) {
-            if let j = matcher.columnIndex[name] { delta[j] += value }
+            if let j = columnIndex[name] { delta[j] += value }
         }
         func term(_ name: String, _ value: Double) {
             delta[catalog.dimension + MatchStudent.termNames.firstIndex(of: name)!] += value
@@ -138,6 +144,19 @@ extension SwipeEngine {
         case .strongMajor: term("major_fit", 0.25)
         case .academicallyStrong: feature("selectivity", 0.25)
         }
-        return delta.map { $0 * configuration.feedbackStrength }
+        return delta
+    }
+}
+
+extension SwipeEngine {
+    /// The prior shift an answer applies for a card, over the combined vector
+    /// `[features, terms]`: the matcher's adjustment times `EngineConfiguration.feedbackStrength`.
+    ///
+    /// - Parameters:
+    ///   - option: The answer.
+    ///   - row: The card's catalog row.
+    /// - Returns: D = d + k values.
+    public func adjustment(for option: FeedbackOption, row: Int) -> [Double] {
+        matcher.feedbackAdjustment(for: option, row: row).map { $0 * configuration.feedbackStrength }
     }
 }

@@ -5,17 +5,18 @@ import SwipeRankNumerics
 ///
 /// Versioned: `formatVersion` is 1; a snapshot of an unknown version is rejected rather than
 /// misread. The catalog itself is not included: restore with an engine over the same catalog
-/// (checked by its size and feature dimension).
-public struct SessionSnapshot: Sendable, Codable, Equatable {
+/// (checked by its size and feature dimension). Generic over the matcher's profile type, which
+/// is stored as given.
+public struct SessionSnapshot<Profile: Sendable & Hashable & Codable>: Sendable, Codable, Equatable {
     /// The snapshot format version this library writes.
-    public static let currentFormatVersion = 1
+    public static var currentFormatVersion: Int { 1 }
 
     /// The format version.
     public var formatVersion: Int
     /// The student's id.
     public var studentID: String
     /// The profile.
-    public var profile: StudentProfile
+    public var profile: Profile
     /// The catalog's item count when taken.
     public var catalogCount: Int
     /// The model.
@@ -58,10 +59,10 @@ extension SwipeSession {
     /// - Returns: A snapshot; `SwipeEngine.restore(_:)` turns it back into an identical
     ///   session.
     /// - Complexity: O(N + swipes).
-    public func snapshot() -> SessionSnapshot {
+    public func snapshot() -> SessionSnapshot<M.Profile> {
         SessionSnapshot(
-            formatVersion: SessionSnapshot.currentFormatVersion, studentID: studentID, profile: student.profile,
-            catalogCount: engine.matcher.schools.catalog.count, model: model, pools: pools, served: served,
+            formatVersion: SessionSnapshot<M.Profile>.currentFormatVersion, studentID: studentID, profile: student.profile,
+            catalogCount: engine.matcher.catalog.count, model: model, pools: pools, served: served,
             swipes: swipes.values.sorted { $0.swipeID < $1.swipeID }, totalSwipes: totalSwipes, bandServed: bandServed,
             shownRegions: regionNames.indices.filter { regionShown[$0] }.map { regionNames[$0] },
             lastFeedbackSwipe: lastFeedbackSwipe,
@@ -79,16 +80,16 @@ extension SwipeEngine {
     /// - Throws: `DataError` `.invalidValue` for an unknown format version or a snapshot that
     ///   does not fit this engine's catalog (size, dimension, rows, bands), or the profile's
     ///   own errors.
-    public func restore(_ snapshot: SessionSnapshot) throws(DataError) -> SwipeSession {
+    public func restore(_ snapshot: SessionSnapshot<M.Profile>) throws(DataError) -> SwipeSession<M> {
         func invalid(_ detail: String) -> DataError {
             DataError(.invalidValue, source: "session snapshot \(snapshot.studentID)", detail: detail)
         }
-        guard snapshot.formatVersion == SessionSnapshot.currentFormatVersion else {
-            throw invalid("unknown snapshot format version \(snapshot.formatVersion) (this library reads \(SessionSnapshot.currentFormatVersion))")
+        guard snapshot.formatVersion == SessionSnapshot<M.Profile>.currentFormatVersion else {
+            throw invalid("unknown snapshot format version \(snapshot.formatVersion) (this library reads \(SessionSnapshot<M.Profile>.currentFormatVersion))")
         }
-        let catalog = matcher.schools.catalog
+        let catalog = matcher.catalog
         guard snapshot.catalogCount == catalog.count,
-              snapshot.model.dimension == catalog.dimension + MatchStudent.termNames.count else {
+              snapshot.model.dimension == modelDimension else {
             throw invalid("taken over a different catalog (\(snapshot.catalogCount) items, model dimension \(snapshot.model.dimension))")
         }
         let student = try matcher.student(snapshot.profile)

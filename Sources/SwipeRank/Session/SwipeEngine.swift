@@ -32,16 +32,17 @@ public struct EngineConfiguration: Sendable, Hashable, Codable {
 /// The shared, immutable part of the engine: the catalog, the matcher and the configuration.
 ///
 /// `Sendable` and never mutated, so one engine serves every student from any number of
-/// concurrent tasks; each student's mutable state is a `SwipeSession` value.
+/// concurrent tasks; each student's mutable state is a `SwipeSession` value. Generic over the
+/// `Matcher`: colleges (`SchoolMatcher`) or any catalog (`ItemMatcher`).
 ///
 ///     let engine = SwipeEngine(matcher: SchoolMatcher(schools: schools))
 ///     var session = try engine.session(studentID: "s1", profile: profile, seed: 7)
 ///     let batch = session.recommendations(count: 10)
 ///     let result = try session.recordSwipe(Swipe(swipeID: "w1", cardID: batch.recommendations[0].school.id,
 ///                                                action: .like, timestamp: 1))
-public struct SwipeEngine: Sendable {
+public struct SwipeEngine<M: Matcher>: Sendable {
     /// Scores and cards.
-    public let matcher: SchoolMatcher
+    public let matcher: M
     /// Settings.
     public let configuration: EngineConfiguration
     let mixer: GeographicMixer
@@ -52,11 +53,21 @@ public struct SwipeEngine: Sendable {
     /// - Parameters:
     ///   - matcher: The matcher over the catalog.
     ///   - configuration: Settings.
-    public init(matcher: SchoolMatcher, configuration: EngineConfiguration = EngineConfiguration()) {
+    public init(matcher: M, configuration: EngineConfiguration = EngineConfiguration()) {
         self.matcher = matcher
         self.configuration = configuration
         self.mixer = GeographicMixer(shares: configuration.bandShares)
         self.probes = ProbeScheduler(interval: configuration.probeInterval)
+    }
+
+    /// The same engine with a changed configuration (an evaluation ablation, a tuned variant).
+    ///
+    /// - Parameter change: Edits the configuration.
+    /// - Returns: An engine over the same matcher.
+    public func reconfigured(_ change: (inout EngineConfiguration) -> Void) -> SwipeEngine {
+        var configuration = self.configuration
+        change(&configuration)
+        return SwipeEngine(matcher: matcher, configuration: configuration)
     }
 
     /// Starts a session for a student.
@@ -65,23 +76,26 @@ public struct SwipeEngine: Sendable {
     ///   - studentID: The student's id (kept in snapshots).
     ///   - profile: The profile.
     ///   - seed: Seeds the probe draws.
-    /// - Returns: A session with the cold-start model and every school unseen.
-    /// - Throws: `DataError` for an invalid profile or unknown major.
+    /// - Returns: A session with the cold-start model and every item unseen.
+    /// - Throws: `DataError` for an invalid profile.
     /// - Complexity: O(N × d).
-    public func session(studentID: String, profile: StudentProfile, seed: UInt64) throws(DataError) -> SwipeSession {
+    public func session(studentID: String, profile: M.Profile, seed: UInt64) throws(DataError) -> SwipeSession<M> {
         try SwipeSession(engine: self, studentID: studentID, profile: profile, seed: seed)
     }
 
-    /// The combined vector `[features, terms]` of a school for a student, in Double: what the
+    /// The number of model weights, D = d + k.
+    public var modelDimension: Int { matcher.catalog.dimension + matcher.termNames.count }
+
+    /// The combined vector `[features, terms]` of an item for a student, in Double: what the
     /// preference model's weights multiply.
     ///
     /// - Parameters:
     ///   - row: A catalog row.
     ///   - student: The resolved student.
-    /// - Returns: D = d + 4 values.
+    /// - Returns: D = d + k values.
     /// - Complexity: O(D).
-    public func combinedVector(row: Int, student: MatchStudent) -> [Double] {
-        let catalog = matcher.schools.catalog
+    public func combinedVector(row: Int, student: M.Student) -> [Double] {
+        let catalog = matcher.catalog
         var z = [Double](repeating: 0, count: catalog.dimension + student.terms.names.count)
         catalog.features.withUnsafeBufferPointer { x in
             for j in 0..<catalog.dimension { z[j] = Double(x[row * catalog.dimension + j]) }

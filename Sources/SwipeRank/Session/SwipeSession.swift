@@ -48,13 +48,13 @@ public struct ServedCard: Sendable, Hashable, Codable {
 ///   to learning (each Laplace step starts from the current posterior, and the stable phase
 ///   decays older evidence), so that sorted order is the rule. A swipe that arrives after
 ///   newer ones were applied is applied then, not re-inserted into the past.
-public struct SwipeSession: Sendable {
+public struct SwipeSession<M: Matcher>: Sendable {
     /// The shared engine.
-    public let engine: SwipeEngine
+    public let engine: SwipeEngine<M>
     /// The student's id.
     public let studentID: String
     /// The resolved student.
-    public let student: MatchStudent
+    public let student: M.Student
     /// The preference model.
     public private(set) var model: PreferenceModel
     /// Every card served, in order.
@@ -81,7 +81,7 @@ public struct SwipeSession: Sendable {
     var workspace = ScoringWorkspace()
     var selector = TopKSelector()
 
-    init(engine: SwipeEngine, studentID: String, profile: StudentProfile, seed: UInt64) throws(DataError) {
+    init(engine: SwipeEngine<M>, studentID: String, profile: M.Profile, seed: UInt64) throws(DataError) {
         let student = try engine.matcher.student(profile)
         let coldStart = engine.matcher.coldStartWeights(for: student)
         self.init(engine: engine, studentID: studentID, student: student,
@@ -89,30 +89,31 @@ public struct SwipeSession: Sendable {
                                          calibration: engine.matcher.calibration),
                   rng: SplitMix64(seed: seed))
         var scores: [Float] = []
-        engine.matcher.schools.catalog.scores(weights: coldStart, terms: student.terms, into: &scores)
+        engine.matcher.catalog.scores(weights: coldStart, terms: student.terms, into: &scores)
         for (row, band) in bandOfRow.enumerated() {
             // Scores come from finite features and weights, so insertion cannot fail.
             try! pools[poolIndex(band)].insert(row, score: poolScore(row: row, raw: scores[row]), timestamp: 0)
         }
     }
 
-    init(engine: SwipeEngine, studentID: String, student: MatchStudent, model: PreferenceModel, rng: SplitMix64) {
+    init(engine: SwipeEngine<M>, studentID: String, student: M.Student, model: PreferenceModel, rng: SplitMix64) {
         self.engine = engine
         self.studentID = studentID
         self.student = student
         self.model = model
         self.rng = rng
-        let catalog = engine.matcher.schools.catalog
+        let catalog = engine.matcher.catalog
         let n = catalog.count
-        let regions = catalog.textValues[catalog.textAttribute(named: "region")!]
-        regionNames = Array(Set(regions)).sorted()
-        let code = Dictionary(uniqueKeysWithValues: regionNames.enumerated().map { ($1, $0) })
-        regionOfRow = regions.map { code[$0]! }
-        regionShown = [Bool](repeating: false, count: regionNames.count)
-        if Self.mixesBands(student: student, configuration: engine.configuration) {
+        if let attribute = engine.matcher.regionAttribute, let a = catalog.textAttribute(named: attribute) {
+            let regions = catalog.textValues[a]
+            regionNames = Array(Set(regions)).sorted()
+            let code = Dictionary(uniqueKeysWithValues: regionNames.enumerated().map { ($1, $0) })
+            regionOfRow = regions.map { code[$0]! }
+            regionShown = [Bool](repeating: false, count: regionNames.count)
+        }
+        if let preferred = student.preferredDistanceMiles, engine.configuration.geographicMixing {
             let bands = (0..<n).map {
-                GeoBand.band(distance: student.distances[$0], preferred: student.profile.maxDistanceMiles,
-                             expansion: engine.configuration.expansion)
+                GeoBand.band(distance: student.distances[$0], preferred: preferred, expansion: engine.configuration.expansion)
             }
             bandOfRow = bands
             pools = GeoBand.allCases.map { band in CardPool(capacity: bands.filter { $0 == band }.count) }
@@ -122,26 +123,22 @@ public struct SwipeSession: Sendable {
         }
     }
 
-    /// Whether this student's cards are mixed across bands: only with a home location and
-    /// mixing switched on.
-    static func mixesBands(student: MatchStudent, configuration: EngineConfiguration) -> Bool {
-        student.profile.home != nil && configuration.geographicMixing
-    }
-
     func poolIndex(_ band: GeoBand?) -> Int { band.map { GeoBand.allCases.firstIndex(of: $0)! } ?? 0 }
 
 
-    mutating func markShown(row: Int) { regionShown[regionOfRow[row]] = true }
+    mutating func markShown(row: Int) {
+        if !regionOfRow.isEmpty { regionShown[regionOfRow[row]] = true }
+    }
 
     /// The pool's ordering score: the raw score, plus a novelty bonus for discovery cards from
-    /// regions not shown yet.
+    /// regions not shown yet (only when the matcher names a region attribute).
     func poolScore(row: Int, raw: Float) -> Float {
-        guard bandOfRow[row] == .discovery, !regionShown[regionOfRow[row]] else { return raw }
+        guard bandOfRow[row] == .discovery, !regionOfRow.isEmpty, !regionShown[regionOfRow[row]] else { return raw }
         return raw + engine.configuration.discoveryNoveltyBonus
     }
 
     /// The current weights (the posterior mean).
-    public var weights: PreferenceWeights { model.weights(featureCount: engine.matcher.schools.catalog.dimension) }
+    public var weights: PreferenceWeights { model.weights(featureCount: engine.matcher.catalog.dimension) }
 
     /// The learning state: phase, progress and named weights.
     public var learningState: LearningState {
@@ -155,7 +152,7 @@ public struct SwipeSession: Sendable {
     /// the model's weights multiply.
     ///
     /// - Parameter row: A catalog row.
-    /// - Returns: D = d + 4 values.
+    /// - Returns: D = d + k values.
     public func combinedVector(row: Int) -> [Double] { engine.combinedVector(row: row, student: student) }
 
     /// Cards served per band (nearby, slightly beyond, discovery).
@@ -173,7 +170,7 @@ public struct SwipeSession: Sendable {
         precondition(count >= 0, "recommendations(count:) needs count ≥ 0")
         rescoreIfNeeded()
         let weights = self.weights
-        let catalog = engine.matcher.schools.catalog
+        let catalog = engine.matcher.catalog
         let plan: [GeoBand?] = pools.count == 1
             ? [GeoBand?](repeating: nil, count: count) : engine.mixer.plan(count: count, served: bandServed)
         var cards: [Recommendation] = []
@@ -207,7 +204,7 @@ public struct SwipeSession: Sendable {
     /// O(n) bulk update per pool stamped with the model version.
     mutating func rescoreIfNeeded() {
         if workspace.scores.isEmpty || poolsVersion != modelVersion {
-            engine.matcher.schools.catalog.scores(weights: weights, terms: student.terms, into: &workspace.scores)
+            engine.matcher.catalog.scores(weights: weights, terms: student.terms, into: &workspace.scores)
         }
         guard poolsVersion != modelVersion else { return }
         var scores = workspace.scores
@@ -250,13 +247,13 @@ public struct SwipeSession: Sendable {
     ///   a probe, or after a pattern break; never twice within the phase's cooldown).
     /// - Throws: `SwipeError` `.unknownCard`, `.notServed`, `.alreadySwiped` or `.numerical`;
     ///   the session is unchanged.
-    /// - Complexity: O(D²) before the stable phase, O(D³) in it (D = d + 4). Re-scoring the
+    /// - Complexity: O(D²) before the stable phase, O(D³) in it (D = d + k). Re-scoring the
     ///   unseen cards is left to the next `recommendations(count:)`.
     public mutating func recordSwipe(_ swipe: Swipe) throws(SwipeError) -> SwipeResult {
         if swipes[swipe.swipeID] != nil {
             return SwipeResult(outcome: .duplicate, learningState: learningState, totalSwipes: totalSwipes, feedback: nil)
         }
-        guard let row = engine.matcher.schools.catalog.row(of: swipe.cardID) else {
+        guard let row = engine.matcher.catalog.row(of: swipe.cardID) else {
             throw SwipeError(.unknownCard, "swipe \(swipe.swipeID): no card \"\(swipe.cardID)\" in the catalog")
         }
         guard let index = servedIndexByRow[row] else {
@@ -292,7 +289,7 @@ public struct SwipeSession: Sendable {
         guard card.isProbe || patternBreak else { return nil }
         let cooldown = engine.configuration.feedbackCooldown[phase] ?? 0
         if let last = lastFeedbackSwipe, totalSwipes - last < cooldown { return nil }
-        let options = engine.feedbackOptions(row: row, action: action, student: student)
+        let options = engine.matcher.feedbackOptions(row: row, action: action, student: student)
         guard !options.isEmpty else { return nil }
         return FeedbackPrompt(cardID: card.cardID, reason: card.isProbe ? .probe : .patternBreak, options: options)
     }
@@ -306,7 +303,7 @@ public struct SwipeSession: Sendable {
     ///   option was not offered; nothing changes.
     /// - Complexity: O(D²).
     public mutating func submitFeedback(cardID: String, options: [FeedbackOption]) throws(SwipeError) {
-        guard let row = engine.matcher.schools.catalog.row(of: cardID), let offered = pendingFeedback[row] else {
+        guard let row = engine.matcher.catalog.row(of: cardID), let offered = pendingFeedback[row] else {
             throw SwipeError(.invalidFeedback, "no feedback question is open for card \"\(cardID)\"")
         }
         if let wrong = options.first(where: { !offered.contains($0) }) {

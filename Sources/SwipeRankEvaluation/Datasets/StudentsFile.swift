@@ -1,19 +1,20 @@
 import Foundation
 import SwipeRank
 
-/// A student of an evaluation dataset: an id and a profile.
-public struct DatasetStudent: Sendable, Hashable {
+/// A student (user) of an evaluation dataset: an id and a profile of the matcher's kind
+/// (`StudentProfile` for colleges, `ItemProfile` for any catalog).
+public struct DatasetStudent<Profile: Sendable & Hashable>: Sendable, Hashable {
     /// The student's id.
     public var id: String
     /// The profile.
-    public var profile: StudentProfile
+    public var profile: Profile
 
     /// Creates a student.
     ///
     /// - Parameters:
     ///   - id: The id.
     ///   - profile: The profile.
-    public init(id: String, profile: StudentProfile) {
+    public init(id: String, profile: Profile) {
         self.id = id
         self.profile = profile
     }
@@ -38,14 +39,14 @@ public enum StudentsFile {
     ///   - policy: Fail on the first bad row, or skip and report bad rows.
     /// - Returns: The students in file order, and the report.
     /// - Throws: `DataError` naming file:line:column (a missing column always throws).
-    public static func read(_ table: CSVTable, policy: BadRowPolicy = .fail) throws(DataError) -> ([DatasetStudent], LoadReport) {
+    public static func read(_ table: CSVTable, policy: BadRowPolicy = .fail) throws(DataError) -> ([DatasetStudent<StudentProfile>], LoadReport) {
         var index: [String: Int] = [:]
         for name in columns { index[name] = try table.column(named: name) }
         var report = LoadReport(source: table.source)
-        var students: [DatasetStudent] = []
+        var students: [DatasetStudent<StudentProfile>] = []
         var seen: [String: Int] = [:]
         for row in table.rows {
-            let student = try report.row(policy) { () throws(DataError) -> DatasetStudent in
+            let student = try report.row(policy) { () throws(DataError) -> DatasetStudent<StudentProfile> in
                 func text(_ name: String) -> String { row[index[name]!].trimmingCharacters(in: .whitespaces) }
                 func number(_ name: String) throws(DataError) -> Double? { try table.number(row: row, column: index[name]!) }
                 func choice<T: RawRepresentable>(_ name: String, _ type: T.Type, default value: T) throws(DataError) -> T
@@ -107,7 +108,7 @@ public enum StudentsFile {
     ///
     /// - Parameter students: The students.
     /// - Returns: The CSV text with a header.
-    public static func write(_ students: [DatasetStudent]) -> String {
+    public static func write(_ students: [DatasetStudent<StudentProfile>]) -> String {
         var lines = [columns.joined(separator: ",")]
         for s in students {
             let p = s.profile

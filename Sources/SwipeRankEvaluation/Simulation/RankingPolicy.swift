@@ -28,19 +28,19 @@ public enum PolicyKind: String, Sendable, Hashable, CaseIterable, Codable {
     case engineNoGeoMix = "engine_no_geo_mix"
     /// The cold-start profile ranking, never updated.
     case profileOnly = "profile_only"
-    /// Schools by undergraduate enrollment (a popularity proxy), the same for everyone.
+    /// Items by a popularity score (colleges: undergraduate enrollment), the same for everyone.
     case popularity
     /// A uniformly random order.
     case random
 }
 
 /// The engine (or an ablation of it) as a policy.
-struct EnginePolicy: RankingPolicy {
+struct EnginePolicy<M: Matcher>: RankingPolicy {
     let name: String
-    var session: SwipeSession
+    var session: SwipeSession<M>
     var swipeCount = 0
 
-    init(name: String, engine: SwipeEngine, student: DatasetStudent, seed: UInt64) throws {
+    init(name: String, engine: SwipeEngine<M>, student: DatasetStudent<M.Profile>, seed: UInt64) throws {
         self.name = name
         session = try engine.session(studentID: student.id, profile: student.profile, seed: seed)
     }
@@ -53,7 +53,7 @@ struct EnginePolicy: RankingPolicy {
 
     mutating func observe(row: Int, liked: Bool) throws {
         swipeCount += 1
-        let id = session.engine.matcher.schools.catalog.ids[row]
+        let id = session.engine.matcher.catalog.ids[row]
         let result = try session.recordSwipe(Swipe(swipeID: "e\(swipeCount)", cardID: id, action: liked ? .like : .dislike,
                                                    timestamp: Int64(swipeCount)))
         // Prompts go unanswered here: the comparison is about swipes alone.
@@ -62,7 +62,7 @@ struct EnginePolicy: RankingPolicy {
 
     func ranking(limit: Int) -> [Int] {
         var scores: [Float] = []
-        session.engine.matcher.schools.catalog.scores(weights: session.weights, terms: session.student.terms, into: &scores)
+        session.engine.matcher.catalog.scores(weights: session.weights, terms: session.student.terms, into: &scores)
         return StaticPolicy.top(scores, excluding: Set(session.served.map(\.row)), limit: limit)
     }
 

@@ -9,11 +9,12 @@ import SwipeRankNumerics
 /// The hidden weights are the cold start of the student's own profile, changed the way real
 /// students differ from what they state: a few things matter much more or less than the
 /// profile says (`deviation` × N(0, 1) on 8 weights drawn from the ones a person has opinions
-/// on: the four student terms, selectivity, SAT, enrollment, size bands, completion, earnings,
-/// net price, control, setting), and everything else a little (0.15 × N(0, 1) on every weight).
-public struct SimulatedStudent: Sendable {
+/// on: the columns of the `opinionGroups` and every student term — for colleges
+/// `schoolOpinionGroups`: selectivity, SAT, enrollment, size bands, completion, earnings, net
+/// price, control, setting), and everything else a little (0.15 × N(0, 1) on every weight).
+public struct SimulatedStudent<M: Matcher>: Sendable {
     /// The student's profile.
-    public let profile: StudentProfile
+    public let profile: M.Profile
     /// The hidden true weights (D values).
     public let hiddenWeights: [Double]
     /// The cold-start weights the engine starts from (D values).
@@ -25,24 +26,25 @@ public struct SimulatedStudent: Sendable {
     ///   - profile: The profile.
     ///   - engine: The engine (for the cold start and the catalog).
     ///   - deviation: Standard deviation of the hidden deviation per weight.
+    ///   - opinionGroups: Feature groups eligible for a strong opinion; nil: every group
+    ///     (missing-value indicators never).
     ///   - generator: The randomness.
     /// - Throws: `DataError` for an invalid profile.
-    public init(profile: StudentProfile, engine: SwipeEngine, deviation: Double,
+    public init(profile: M.Profile, engine: SwipeEngine<M>, deviation: Double, opinionGroups: Set<String>?,
                 using generator: inout SplitMix64) throws(DataError) {
         self.profile = profile
         let student = try engine.matcher.student(profile)
         let prior = engine.matcher.coldStartWeights(for: student).combined.map(Double.init)
         priorWeights = prior
         var hidden = prior.map { $0 + 0.15 * generator.nextGaussian() }
-        let catalog = engine.matcher.schools.catalog
-        let opinions = catalog.columns.indices.filter { SimulatedStudent.opinionGroups.contains(catalog.columns[$0].group) }
-            + (0..<MatchStudent.termNames.count).map { catalog.dimension + $0 }
+        let catalog = engine.matcher.catalog
+        let opinions = catalog.columns.indices.filter {
+            opinionGroups?.contains(catalog.columns[$0].group) ?? (catalog.columns[$0].role != .missingIndicator)
+        } + (0..<engine.matcher.termNames.count).map { catalog.dimension + $0 }
         for j in opinions.shuffled(using: &generator).prefix(8) { hidden[j] += deviation * generator.nextGaussian() }
         hiddenWeights = hidden
     }
 
-    /// Feature groups whose weights a simulated student has strong opinions about.
-    static let opinionGroups: Set<String> = ["selectivity", "academics", "size", "outcomes", "earnings", "cost", "control", "setting"]
 
     /// The probability that the student likes the school in `row`.
     ///
@@ -50,7 +52,7 @@ public struct SimulatedStudent: Sendable {
     ///   - row: A catalog row.
     ///   - session: The student's session (for the combined vector).
     /// - Returns: P(like).
-    public func likeProbability(row: Int, session: SwipeSession) -> Double {
+    public func likeProbability(row: Int, session: SwipeSession<M>) -> Double {
         let z = session.combinedVector(row: row)
         let raw = zip(z, hiddenWeights).reduce(0) { $0 + $1.0 * $1.1 }
         return session.engine.matcher.calibration.matchScore(raw: raw)
@@ -63,7 +65,7 @@ public struct SimulatedStudent: Sendable {
     ///   - session: The session.
     ///   - generator: The randomness.
     /// - Returns: Like or dislike.
-    public func swipe(row: Int, session: SwipeSession, using generator: inout SplitMix64) -> SwipeAction {
+    public func swipe(row: Int, session: SwipeSession<M>, using generator: inout SplitMix64) -> SwipeAction {
         Double.random(in: 0..<1, using: &generator) < likeProbability(row: row, session: session) ? .like : .dislike
     }
 
@@ -75,14 +77,31 @@ public struct SimulatedStudent: Sendable {
     ///   - prompt: The prompt.
     ///   - session: The session.
     /// - Returns: Zero or one option.
-    public func answer(_ prompt: FeedbackPrompt, session: SwipeSession) -> [FeedbackOption] {
-        guard let row = session.engine.matcher.schools.catalog.row(of: prompt.cardID) else { return [] }
+    public func answer(_ prompt: FeedbackPrompt, session: SwipeSession<M>) -> [FeedbackOption] {
+        guard let row = session.engine.matcher.catalog.row(of: prompt.cardID) else { return [] }
         let gap = zip(hiddenWeights, session.model.mean).map { $0 - $1 }
         let scored = prompt.options.map { option in
             (option, zip(session.engine.adjustment(for: option, row: row), gap).reduce(0) { $0 + $1.0 * $1.1 })
         }
         guard let best = scored.max(by: { $0.1 < $1.1 }), best.1 > 0 else { return [] }
         return [best.0]
+    }
+}
+
+/// College-specific simulation inputs.
+public enum SchoolSimulation {
+    /// Feature groups of the college catalog whose weights a simulated student has strong
+    /// opinions about (with the four student terms).
+    public static let opinionGroups: Set<String> = ["selectivity", "academics", "size", "outcomes", "earnings", "cost", "control", "setting"]
+
+    /// Undergraduate enrollment per school (at least 1): the popularity baseline's order and
+    /// novelty's base.
+    ///
+    /// - Parameter schools: The catalog.
+    /// - Returns: One value per row.
+    public static func popularity(_ schools: SchoolCatalog) -> [Double] {
+        let catalog = schools.catalog
+        return catalog.numericValues[catalog.numericAttribute(named: "undergrad_enrollment")!].map { max(1, $0 ?? 1) }
     }
 
     /// A random but plausible profile: home at a random school's location (weighted by
@@ -131,7 +150,8 @@ public struct SimulatedStudent: Sendable {
     }
 }
 
-extension SimulatedStudent {
+/// Vector helpers of the evaluation.
+public enum VectorMath {
     /// Cosine similarity of two weight vectors; 0 when either is zero.
     ///
     /// - Parameters:

@@ -12,56 +12,89 @@ import SwipeRankNumerics
 ///
 /// - **NDCG@10**: graded, the gain of a card its hidden like probability σ((zᵀw* − 2)/1.5); the
 ///   ideal is the 10 best unseen cards.
-/// - **precision@10**: the share of the top 10 among the student's 50 truly best cards.
+/// - **precision@10**: the share of the top 10 among the student's R truly best cards, R =
+///   `relevantCount(catalogSize:)` (50 for the college catalog; a tenth of a small catalog).
 /// - **like rate**: likes among the swipes since the previous checkpoint.
 /// - **cosine**: cosine(learned weights, hidden weights), for learning policies.
 ///
 /// Over all students of a policy: **coverage** (distinct cards served / catalog size),
 /// **intra-list diversity** (mean pairwise Euclidean distance of the feature rows within each
-/// batch of 10), **novelty** (mean −log₂ of a served school's share of all undergraduates), and
-/// **geo-mix error** (for students with a home: the largest gap between a band's share of the
-/// cards served and its 50/30/20 target).
-public struct SimulationEvaluator: Sendable {
+/// batch of 10), **novelty** (mean −log₂ of a served item's share of the total popularity; for
+/// colleges a school's share of all undergraduates), and **geo-mix error** (for students with
+/// a home: the largest gap between a band's share of the cards served and its 50/30/20 target).
+///
+/// Generic over the matcher: any catalog is evaluated the same way (`ItemMatcher`).
+public struct SimulationEvaluator<M: Matcher>: Sendable {
     /// The engine (and its catalog).
-    public let engine: SwipeEngine
+    public let engine: SwipeEngine<M>
+    /// Per-item popularity (positive): the popularity baseline's order and novelty's base;
+    /// nil when the catalog has none (then the popularity policy cannot run and novelty is NaN).
+    public let popularity: [Double]?
+    /// Feature groups a simulated student may hold strong opinions on; nil: every group.
+    public let opinionGroups: Set<String>?
+
+    /// The results type.
+    public typealias PolicyResult = SimulationPolicyResult
 
     /// Creates an evaluator.
     ///
-    /// - Parameter engine: The engine under test.
-    public init(engine: SwipeEngine) { self.engine = engine }
-
-    /// One policy's results.
-    public struct PolicyResult: Sendable {
-        /// The policy.
-        public let policy: PolicyKind
-        /// Swipe counts at which metrics were taken.
-        public let checkpoints: [Int]
-        /// NDCG@10 per checkpoint, per student.
-        public var ndcg: [[Double]]
-        /// Precision@10 per checkpoint, per student.
-        public var precision: [[Double]]
-        /// Like rate of the swipes before each checkpoint (index 0 is empty), per student.
-        public var likeRate: [[Double]]
-        /// cosine(learned, hidden) per checkpoint, per student (empty for non-learning policies).
-        public var cosine: [[Double]]
-        /// Distinct cards served over all students / catalog size.
-        public var coverage: Double
-        /// Mean pairwise feature distance within batches.
-        public var diversity: Double
-        /// Mean −log₂(enrollment share) of served cards.
-        public var novelty: Double
-        /// Mean over students with a home of the largest band-share gap from 50/30/20.
-        public var geoMixError: Double
-
-        /// The mean of a per-checkpoint metric.
-        ///
-        /// - Parameter values: Per checkpoint, per student.
-        /// - Returns: One mean per checkpoint (NaN where empty).
-        public static func means(_ values: [[Double]]) -> [Double] {
-            values.map { $0.isEmpty ? .nan : $0.reduce(0, +) / Double($0.count) }
-        }
+    /// - Parameters:
+    ///   - engine: The engine under test.
+    ///   - popularity: One positive value per item, or nil.
+    ///   - opinionGroups: Groups eligible for a simulated student's strong opinions; nil: all.
+    public init(engine: SwipeEngine<M>, popularity: [Double]?, opinionGroups: Set<String>?) {
+        precondition(popularity.map { $0.count == engine.matcher.catalog.count && $0.allSatisfy { $0 > 0 && $0.isFinite } } ?? true,
+                     "popularity needs one positive finite value per item")
+        self.engine = engine
+        self.popularity = popularity
+        self.opinionGroups = opinionGroups
     }
+}
 
+extension SimulationEvaluator where M == SchoolMatcher {
+    /// An evaluator for colleges: popularity is undergraduate enrollment, opinions are
+    /// `SchoolSimulation.opinionGroups`.
+    ///
+    /// - Parameter engine: The engine under test.
+    public init(engine: SwipeEngine<SchoolMatcher>) {
+        self.init(engine: engine, popularity: SchoolSimulation.popularity(engine.matcher.schools),
+                  opinionGroups: SchoolSimulation.opinionGroups)
+    }
+}
+
+/// One policy's results of a simulation.
+public struct SimulationPolicyResult: Sendable {
+    /// The policy.
+    public let policy: PolicyKind
+    /// Swipe counts at which metrics were taken.
+    public let checkpoints: [Int]
+    /// NDCG@10 per checkpoint, per student.
+    public var ndcg: [[Double]]
+    /// Precision@10 per checkpoint, per student.
+    public var precision: [[Double]]
+    /// Like rate of the swipes before each checkpoint (index 0 is empty), per student.
+    public var likeRate: [[Double]]
+    /// cosine(learned, hidden) per checkpoint, per student (empty for non-learning policies).
+    public var cosine: [[Double]]
+    /// Distinct cards served over all students / catalog size.
+    public var coverage: Double
+    /// Mean pairwise feature distance within batches.
+    public var diversity: Double
+    /// Mean −log₂(enrollment share) of served cards.
+    public var novelty: Double
+    /// Mean over students with a home of the largest band-share gap from 50/30/20.
+    public var geoMixError: Double
+
+    /// The mean of a per-checkpoint metric.
+    ///
+    /// - Parameter values: Per checkpoint, per student.
+    /// - Returns: One mean per checkpoint (NaN where empty).
+    public static func means(_ values: [[Double]]) -> [Double] {
+        values.map { $0.isEmpty ? .nan : $0.reduce(0, +) / Double($0.count) }
+    }
+}
+
+extension SimulationEvaluator {
     /// Runs the simulation.
     ///
     /// - Parameters:
@@ -72,10 +105,12 @@ public struct SimulationEvaluator: Sendable {
     ///   - progress: Called after each student with (done, total).
     /// - Returns: One result per policy, in the order given.
     /// - Throws: Errors of the engine on inconsistent input (profiles are validated first).
-    public func run(students: [DatasetStudent], swipes: Int, policies: [PolicyKind], seed: UInt64,
+    /// - Precondition: `.popularity` is only asked for with a `popularity`.
+    public func run(students: [DatasetStudent<M.Profile>], swipes: Int, policies: [PolicyKind], seed: UInt64,
                     progress: ((Int, Int) -> Void)? = nil) throws -> [PolicyResult] {
         precondition(swipes >= 0, "swipes must not be negative")
-        let catalog = engine.matcher.schools.catalog
+        precondition(popularity != nil || !policies.contains(.popularity), "the popularity policy needs a popularity")
+        let catalog = engine.matcher.catalog
         let checkpoints = Array(stride(from: 0, through: swipes, by: 10)) + (swipes % 10 == 0 ? [] : [swipes])
         var results = policies.map { policy in
             PolicyResult(policy: policy, checkpoints: checkpoints, ndcg: checkpoints.map { _ in [] },
@@ -86,12 +121,12 @@ public struct SimulationEvaluator: Sendable {
         var diversity = policies.map { _ in (sum: 0.0, count: 0) }
         var novelty = policies.map { _ in (sum: 0.0, count: 0) }
         var geo = policies.map { _ in (sum: 0.0, count: 0) }
-        let enrollment = catalog.numericValues[catalog.numericAttribute(named: "undergrad_enrollment")!].map { max(1, $0 ?? 1) }
-        let totalEnrollment = enrollment.reduce(0, +)
-        let popularity = enrollment.map { Float($0) }
+        let totalPopularity = popularity?.reduce(0, +) ?? 0
+        let popularityScores = popularity?.map { Float($0) } ?? []
         var rng = SplitMix64(seed: seed)
         for (index, student) in students.enumerated() {
-            let simulated = try SimulatedStudent(profile: student.profile, engine: engine, deviation: 2.0, using: &rng)
+            let simulated = try SimulatedStudent(profile: student.profile, engine: engine, deviation: 2.0,
+                                                 opinionGroups: opinionGroups, using: &rng)
             let resolved = try engine.matcher.student(student.profile)
             let answerSeed = rng.next(), policySeed = rng.next()
             // The truth: hidden raw scores and like probabilities of every card.
@@ -101,9 +136,9 @@ public struct SimulationEvaluator: Sendable {
             var truth: [Float] = []
             catalog.scores(weights: hidden, terms: resolved.terms, into: &truth)
             let gains = truth.map { engine.matcher.calibration.matchScore(raw: Double($0)) }
-            let relevant = Set(truth.topIndices(50))
+            let relevant = Set(truth.topIndices(Self.relevantCount(catalogSize: catalog.count)))
             for (p, kind) in policies.enumerated() {
-                var policy = try makePolicy(kind, student: student, resolved: resolved, popularity: popularity, seed: policySeed)
+                var policy = try makePolicy(kind, student: student, resolved: resolved, popularity: popularityScores, seed: policySeed)
                 var answers = SplitMix64(seed: answerSeed)
                 var seen = Set<Int>(), likes = 0, sinceCheckpoint = 0
                 var bands = [0, 0, 0]
@@ -118,7 +153,7 @@ public struct SimulationEvaluator: Sendable {
                     results[p].precision[c].append(RankingMetrics.precision(ranking: top, relevant: relevant, k: 10))
                     if c > 0 { results[p].likeRate[c].append(sinceCheckpoint > 0 ? Double(likes) / Double(sinceCheckpoint) : 0) }
                     if let learned = policy.learnedWeights {
-                        results[p].cosine[c].append(SimulatedStudent.cosine(learned, simulated.hiddenWeights))
+                        results[p].cosine[c].append(VectorMath.cosine(learned, simulated.hiddenWeights))
                     }
                     likes = 0
                     sinceCheckpoint = 0
@@ -136,10 +171,12 @@ public struct SimulationEvaluator: Sendable {
                         try policy.observe(row: row, liked: liked)
                         seen.insert(row)
                         served[p].insert(row)
-                        novelty[p].sum += -log2(enrollment[row] / totalEnrollment)
-                        novelty[p].count += 1
-                        if !resolved.distances.isEmpty {
-                            let band = GeoBand.band(distance: resolved.distances[row], preferred: student.profile.maxDistanceMiles,
+                        if let popularity {
+                            novelty[p].sum += -log2(popularity[row] / totalPopularity)
+                            novelty[p].count += 1
+                        }
+                        if let preferred = resolved.preferredDistanceMiles {
+                            let band = GeoBand.band(distance: resolved.distances[row], preferred: preferred,
                                                     expansion: engine.configuration.expansion)
                             bands[GeoBand.allCases.firstIndex(of: band)!] += 1
                         }
@@ -149,7 +186,7 @@ public struct SimulationEvaluator: Sendable {
                         if let c = checkpoints.firstIndex(of: done), c > 0 { measure(c) }
                     }
                 }
-                if !resolved.distances.isEmpty && done > 0 {
+                if resolved.preferredDistanceMiles != nil && done > 0 {
                     let shares = engine.configuration.bandShares
                     geo[p].sum += (0..<3).map { abs(Double(bands[$0]) / Double(done) - shares[$0]) }.max()!
                     geo[p].count += 1
@@ -160,36 +197,38 @@ public struct SimulationEvaluator: Sendable {
         for p in policies.indices {
             results[p].coverage = Double(served[p].count) / Double(catalog.count)
             results[p].diversity = diversity[p].count > 0 ? diversity[p].sum / Double(diversity[p].count) : 0
-            results[p].novelty = novelty[p].count > 0 ? novelty[p].sum / Double(novelty[p].count) : 0
+            results[p].novelty = novelty[p].count > 0 ? novelty[p].sum / Double(novelty[p].count) : .nan
             results[p].geoMixError = geo[p].count > 0 ? geo[p].sum / Double(geo[p].count) : 0
         }
         return results
     }
 
-    func makePolicy(_ kind: PolicyKind, student: DatasetStudent, resolved: MatchStudent, popularity: [Float],
+    /// How many of a student's truly best cards count as relevant for precision@10: a tenth of
+    /// the catalog, at least 10 and at most 50 (so a 2,294-school catalog uses 50, an 80-item one 10).
+    ///
+    /// - Parameter catalogSize: N.
+    /// - Returns: R.
+    public static func relevantCount(catalogSize: Int) -> Int { min(50, max(10, catalogSize / 10)) }
+
+    func makePolicy(_ kind: PolicyKind, student: DatasetStudent<M.Profile>, resolved: M.Student, popularity: [Float],
                     seed: UInt64) throws -> any RankingPolicy {
-        func engineVariant(_ change: (inout EngineConfiguration) -> Void) -> SwipeEngine {
-            var configuration = engine.configuration
-            change(&configuration)
-            return SwipeEngine(matcher: engine.matcher, configuration: configuration)
-        }
         switch kind {
         case .engine:
             return try EnginePolicy(name: kind.rawValue, engine: engine, student: student, seed: seed)
         case .engineNoProbes:
-            return try EnginePolicy(name: kind.rawValue, engine: engineVariant { $0.probeInterval = Int.max }, student: student, seed: seed)
+            return try EnginePolicy(name: kind.rawValue, engine: engine.reconfigured { $0.probeInterval = Int.max }, student: student, seed: seed)
         case .engineNoGeoMix:
-            return try EnginePolicy(name: kind.rawValue, engine: engineVariant { $0.geographicMixing = false }, student: student, seed: seed)
+            return try EnginePolicy(name: kind.rawValue, engine: engine.reconfigured { $0.geographicMixing = false }, student: student, seed: seed)
         case .profileOnly:
             var scores: [Float] = []
-            engine.matcher.schools.catalog.scores(weights: engine.matcher.coldStartWeights(for: resolved), terms: resolved.terms,
+            engine.matcher.catalog.scores(weights: engine.matcher.coldStartWeights(for: resolved), terms: resolved.terms,
                                                   into: &scores)
             return StaticPolicy(name: kind.rawValue, scores: scores)
         case .popularity:
             return StaticPolicy(name: kind.rawValue, scores: popularity)
         case .random:
             var rng = SplitMix64(seed: seed)
-            return StaticPolicy(name: kind.rawValue, scores: popularity.map { _ in Float.random(in: 0..<1, using: &rng) })
+            return StaticPolicy(name: kind.rawValue, scores: (0..<engine.matcher.catalog.count).map { _ in Float.random(in: 0..<1, using: &rng) })
         }
     }
 

@@ -1,0 +1,126 @@
+/// A domain the learning engine can serve: a catalog, how a user's profile becomes terms and
+/// cold-start weights, and how a scored item becomes a card.
+///
+/// `SwipeEngine`, `SwipeSession` and the offline evaluation are generic over it, so the same
+/// learning, probes, geographic mixing, pools, snapshots and metrics work for colleges
+/// (`SchoolMatcher`) and for any other catalog described by an `ItemSchema` (`ItemMatcher`).
+///
+/// The model's weights multiply the combined vector `[features (d), terms (k)]` of an item, so
+/// `termNames` fixes k for every student of a matcher.
+public protocol Matcher: Sendable {
+    /// What the app sends about a user (persisted in session snapshots).
+    associatedtype Profile: Sendable, Hashable, Codable
+    /// A profile resolved against the catalog.
+    associatedtype Student: MatchedStudent where Student.Profile == Profile
+
+    /// The items.
+    var catalog: Catalog { get }
+    /// Raw score → match score; also the link of the preference model.
+    var calibration: MatchCalibration { get }
+    /// The names of the student-relative terms, in row order of every student's `terms`.
+    var termNames: [String] { get }
+    /// A text attribute whose values are regions: discovery cards from a region not shown yet
+    /// get a novelty bonus. nil: no such bonus.
+    var regionAttribute: String? { get }
+
+    /// Validates and resolves a profile.
+    ///
+    /// - Parameter profile: The profile.
+    /// - Returns: The resolved student, with terms over every item.
+    /// - Throws: `DataError` naming the invalid field.
+    /// - Complexity: O(N) for the terms.
+    func student(_ profile: Profile) throws(DataError) -> Student
+
+    /// The weights before any swipe, from the profile alone.
+    ///
+    /// - Parameter student: The resolved student.
+    /// - Returns: d feature weights and k term weights.
+    func coldStartWeights(for student: Student) -> PreferenceWeights
+
+    /// The card for one item.
+    ///
+    /// - Parameters:
+    ///   - row: The item's row.
+    ///   - raw: Its raw score.
+    ///   - student: The student.
+    ///   - weights: The weights that scored it.
+    ///   - isProbe: Whether it is served as a probe.
+    /// - Returns: The card.
+    func card(row: Int, raw: Float, student: Student, weights: PreferenceWeights, isProbe: Bool) -> Recommendation
+
+    /// Weights a person can read, for the learning state.
+    ///
+    /// - Parameter weights: The model's weights.
+    /// - Returns: Name → weight.
+    func namedWeights(_ weights: PreferenceWeights) -> [String: Double]
+
+    /// The feedback options worth offering after a swipe, most salient first, at most five
+    /// (empty: never ask).
+    ///
+    /// - Parameters:
+    ///   - row: The swiped item.
+    ///   - action: The swipe.
+    ///   - student: The student.
+    /// - Returns: The options.
+    func feedbackOptions(row: Int, action: SwipeAction, student: Student) -> [FeedbackOption]
+
+    /// The prior shift of one feedback answer, before `EngineConfiguration.feedbackStrength`.
+    ///
+    /// - Parameters:
+    ///   - option: The answer.
+    ///   - row: The item it was about.
+    /// - Returns: d + k values.
+    func feedbackAdjustment(for option: FeedbackOption, row: Int) -> [Double]
+}
+
+/// A profile resolved against a catalog: what a session needs from a student.
+public protocol MatchedStudent: Sendable {
+    /// The profile type it came from.
+    associatedtype Profile
+    /// The profile.
+    var profile: Profile { get }
+    /// The student-relative terms, k × N.
+    var terms: RelativeTerms { get }
+    /// Miles from the student's home to each item (NaN for items without a location); empty
+    /// without a home.
+    var distances: [Float] { get }
+    /// The preferred maximum distance in miles when the student has a home (the geographic
+    /// bands are drawn around it); nil without a home, which means one pool and no mixing.
+    var preferredDistanceMiles: Double? { get }
+}
+
+extension Matcher {
+    /// The best `count` items for a student under given weights, as cards.
+    ///
+    /// - Parameters:
+    ///   - student: The student.
+    ///   - weights: The weights (cold start or learned).
+    ///   - count: How many cards.
+    ///   - workspace: Reused buffers.
+    /// - Returns: Cards, best first (ties to the lower row).
+    /// - Complexity: O(N × (d + k) + N log count).
+    public func recommendations(for student: Student, weights: PreferenceWeights, count: Int,
+                                workspace: inout ScoringWorkspace) -> [Recommendation] {
+        catalog.topItems(k: count, weights: weights, terms: student.terms, workspace: &workspace)
+        return workspace.top.map { card(row: $0, raw: workspace.scores[$0], student: student, weights: weights, isProbe: false) }
+    }
+
+    /// Stateless recommendations for a profile with its cold-start weights: no session, no
+    /// probes, no band mix — the plain top of the ranking.
+    ///
+    /// - Parameters:
+    ///   - profile: The profile.
+    ///   - count: How many cards, ≥ 0.
+    /// - Returns: The response, with the cold-start learning state and zero swipes.
+    /// - Throws: `DataError` for an invalid profile.
+    /// - Complexity: O(N × (d + k) + N log count).
+    public func recommend(profile: Profile, count: Int) throws(DataError) -> RecommendationResponse {
+        let student = try student(profile)
+        let weights = coldStartWeights(for: student)
+        var workspace = ScoringWorkspace()
+        return RecommendationResponse(
+            recommendations: recommendations(for: student, weights: weights, count: count, workspace: &workspace),
+            learningState: LearningState(totalSwipes: 0, preferenceWeights: namedWeights(weights)),
+            totalSwipes: 0)
+    }
+}
