@@ -39,11 +39,10 @@ extension CardPool: Codable where ID: Codable, Score: Codable {
         let unseen = try c.decode([StoredCard].self, forKey: .unseen)
         self.init(capacity: history.count + unseen.count)
         for id in history {
-            guard handles[id] == nil else {
+            let h = ids.count
+            guard handles.insertIfAbsent(id, handle: Int32(h)) == nil else {
                 throw DecodingError.dataCorruptedError(forKey: .history, in: c, debugDescription: "card \(id) appears twice")
             }
-            let h = ids.count
-            handles[id] = Int32(h)
             ids.append(id)
             timestamps.append(0)
             historyIndexes.append(Int32(historyHandles.count))

@@ -7,7 +7,7 @@ extension CardPool {
     /// - Complexity: O(cards).
     public func _checkInvariants() {
         heap._checkInvariants()
-        for (id, h) in handles {
+        for (id, h) in handles.entries {
             precondition(ids[Int(h)] == id, "CardPool: handle \(h) does not belong to \(id)")
             let seen = historyIndexes[Int(h)] >= 0, unseen = heap.contains(handle: Int(h))
             precondition(!(seen && unseen), "CardPool: \(id) is both seen and unseen")

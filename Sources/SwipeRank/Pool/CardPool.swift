@@ -64,7 +64,7 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
     // Cards get dense handles in first-insertion order: the heap breaks ties by handle, and
     // per-card data lives in arrays indexed by handle, so the hot path hashes an id once.
     @usableFromInline var heap = IndexedMaxHeap<Score>()
-    @usableFromInline var handles: [ID: Int32] = [:]
+    @usableFromInline var handles = HandleMap<ID>()
     // Per-card data by handle, in separate arrays: a promotion touches only `ids` and
     // `historyIndexes` (12 bytes a card), so those stay in cache for large pools.
     @usableFromInline var ids: ContiguousArray<ID> = []
@@ -219,9 +219,8 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
         try Self.check(score, id)
         let h = ids.count
         precondition(h < Int(Int32.max), "CardPool holds at most \(Int32.max) cards")
-        // One hash for the common case, a new card; a known one is put back and updated.
-        if let existing = handles.updateValue(Int32(h), forKey: id) {
-            handles[id] = existing
+        // One lookup for the common case, a new card; a known one is updated.
+        if let existing = handles.insertIfAbsent(id, handle: Int32(h)) {
             return apply(handle: Int(existing), score: score, timestamp: timestamp)
         }
         ids.append(id)
@@ -342,7 +341,7 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
     @discardableResult
     public mutating func remove(_ id: ID) -> Score? {
         guard let h = handles[id], let score = heap.remove(handle: Int(h)) else { return nil }
-        handles[id] = nil
+        handles.remove(id)
         _checkInvariants()
         return score
     }
