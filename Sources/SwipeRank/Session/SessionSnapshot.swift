@@ -59,6 +59,8 @@ extension SwipeSession {
     /// - Returns: A snapshot; `SwipeEngine.restore(_:)` turns it back into an identical
     ///   session.
     /// - Complexity: O(N + swipes).
+    @_specialize(where M == SchoolMatcher)
+    @_specialize(where M == ItemMatcher)
     public func snapshot() -> SessionSnapshot<M.Profile> {
         SessionSnapshot(
             formatVersion: SessionSnapshot<M.Profile>.currentFormatVersion, studentID: studentID, profile: student.profile,
@@ -80,6 +82,8 @@ extension SwipeEngine {
     /// - Throws: `DataError` `.invalidValue` for an unknown format version or a snapshot that
     ///   does not fit this engine's catalog (size, dimension, rows, bands), or the profile's
     ///   own errors.
+    @_specialize(where M == SchoolMatcher)
+    @_specialize(where M == ItemMatcher)
     public func restore(_ snapshot: SessionSnapshot<M.Profile>) throws(DataError) -> SwipeSession<M> {
         func invalid(_ detail: String) -> DataError {
             DataError(.invalidValue, source: "session snapshot \(snapshot.studentID)", detail: detail)

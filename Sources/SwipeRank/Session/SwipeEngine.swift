@@ -79,6 +79,8 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// - Returns: A session with the cold-start model and every item unseen.
     /// - Throws: `DataError` for an invalid profile.
     /// - Complexity: O(N × d).
+    @_specialize(where M == SchoolMatcher)
+    @_specialize(where M == ItemMatcher)
     public func session(studentID: String, profile: M.Profile, seed: UInt64) throws(DataError) -> SwipeSession<M> {
         try SwipeSession(engine: self, studentID: studentID, profile: profile, seed: seed)
     }
@@ -94,6 +96,8 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     ///   - student: The resolved student.
     /// - Returns: D = d + k values.
     /// - Complexity: O(D).
+    @_specialize(where M == SchoolMatcher)
+    @_specialize(where M == ItemMatcher)
     public func combinedVector(row: Int, student: M.Student) -> [Double] {
         let catalog = matcher.catalog
         var z = [Double](repeating: 0, count: catalog.dimension + student.terms.names.count)

@@ -27,6 +27,10 @@ public struct ServedCard: Sendable, Hashable, Codable {
     }
 }
 
+// The public entry points carry `@_specialize` for the two matchers this package ships: a
+// generic session called from another module otherwise runs unspecialized, copying the matcher
+// through value witnesses and reading fields through metadata (2× slower batches here).
+
 /// A student's learning session: the cards served, the swipes, the preference model and the
 /// unseen cards in one pool per geographic band.
 ///
@@ -153,6 +157,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
     ///
     /// - Parameter row: A catalog row.
     /// - Returns: D = d + k values.
+    @_specialize(where M == SchoolMatcher)
+    @_specialize(where M == ItemMatcher)
     public func combinedVector(row: Int) -> [Double] { engine.combinedVector(row: row, student: student) }
 
     /// Cards served per band (nearby, slightly beyond, discovery).
@@ -166,6 +172,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// - Returns: The cards with the learning state and swipe count.
     /// - Complexity: O(N × D) to re-score after new swipes, O(count × log N) to serve, plus
     ///   O(N log w + w·D²) per probe (w candidates).
+    @_specialize(where M == SchoolMatcher)
+    @_specialize(where M == ItemMatcher)
     public mutating func recommendations(count: Int) -> RecommendationResponse {
         precondition(count >= 0, "recommendations(count:) needs count ≥ 0")
         rescoreIfNeeded()
@@ -233,7 +241,11 @@ public struct SwipeSession<M: Matcher>: Sendable {
         var picked: [Int] = []
         selector.select(k: window, from: closeness, into: &picked)
         let candidates = picked.map { rows[$0] }
-        let variances = model.variances(along: candidates.map { engine.combinedVector(row: $0, student: student) })
+        // A plain loop: a closure here copied the student (all its arrays) once per candidate.
+        var vectors: [[Double]] = []
+        vectors.reserveCapacity(candidates.count)
+        for row in candidates { vectors.append(engine.combinedVector(row: row, student: student)) }
+        let variances = model.variances(along: vectors)
         let (index, propensity) = ProbeScheduler.draw(uncertainties: variances, temperature: temperature, using: &rng)
         return (candidates[index], propensity)
     }
@@ -249,6 +261,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
     ///   the session is unchanged.
     /// - Complexity: O(D²) before the stable phase, O(D³) in it (D = d + k). Re-scoring the
     ///   unseen cards is left to the next `recommendations(count:)`.
+    @_specialize(where M == SchoolMatcher)
+    @_specialize(where M == ItemMatcher)
     public mutating func recordSwipe(_ swipe: Swipe) throws(SwipeError) -> SwipeResult {
         if swipes[swipe.swipeID] != nil {
             return SwipeResult(outcome: .duplicate, learningState: learningState, totalSwipes: totalSwipes, feedback: nil)
@@ -302,6 +316,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// - Throws: `SwipeError` `.invalidFeedback` when no prompt is open for the card or an
     ///   option was not offered; nothing changes.
     /// - Complexity: O(D²).
+    @_specialize(where M == SchoolMatcher)
+    @_specialize(where M == ItemMatcher)
     public mutating func submitFeedback(cardID: String, options: [FeedbackOption]) throws(SwipeError) {
         guard let row = engine.matcher.catalog.row(of: cardID), let offered = pendingFeedback[row] else {
             throw SwipeError(.invalidFeedback, "no feedback question is open for card \"\(cardID)\"")
@@ -324,6 +340,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// - Parameter swipes: The swipes, in any order.
     /// - Returns: One result per swipe, in the order given: the swipe's result, or the error
     ///   that rejected it.
+    @_specialize(where M == SchoolMatcher)
+    @_specialize(where M == ItemMatcher)
     public mutating func sync(_ swipes: [Swipe]) -> [Result<SwipeResult, SwipeError>] {
         let order = swipes.indices.sorted {
             (swipes[$0].timestamp, swipes[$0].swipeID) < (swipes[$1].timestamp, swipes[$1].swipeID)
