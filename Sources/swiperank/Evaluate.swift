@@ -136,7 +136,7 @@ struct Evaluate: ParsableCommand {
         }
         print("")
         let relevant = SimulationEvaluator<M>.relevantCount(catalogSize: engine.matcher.catalog.count)
-        print("P@10: share of the top 10 among each student's \(relevant) truly best \(itemNoun)s (final). likes: like rate of all swipes.")
+        print("P@10: share of the top 10 among each student's \(relevant) truly best unseen \(itemNoun)s (final). likes: like rate of all swipes.")
         print("cosine: learned vs hidden weights (final). cover: distinct \(itemNoun)s served / \(engine.matcher.catalog.count).")
         print("divers: mean pairwise feature distance within a batch. novel: mean −log2 popularity share.")
         print("geo err: largest gap from the 50/30/20 band mix.")

@@ -12,7 +12,8 @@ import SwipeRankNumerics
 ///
 /// - **NDCG@10**: graded, the gain of a card its hidden like probability σ((zᵀw* − 2)/1.5); the
 ///   ideal is the 10 best unseen cards.
-/// - **precision@10**: the share of the top 10 among the student's R truly best cards, R =
+/// - **precision@10**: the share of the top 10 among the student's R truly best unseen cards
+///   (like the NDCG ideal: a policy is not penalized for having served good cards already), R =
 ///   `relevantCount(catalogSize:)` (50 for the college catalog; a tenth of a small catalog).
 /// - **like rate**: likes among the swipes since the previous checkpoint.
 /// - **cosine**: cosine(learned weights, hidden weights), for learning policies.
@@ -136,7 +137,7 @@ extension SimulationEvaluator {
             var truth: [Float] = []
             catalog.scores(weights: hidden, terms: resolved.terms, into: &truth)
             let gains = truth.map { engine.matcher.calibration.matchScore(raw: Double($0)) }
-            let relevant = Set(truth.topIndices(Self.relevantCount(catalogSize: catalog.count)))
+            let relevantCount = Self.relevantCount(catalogSize: catalog.count)
             for (p, kind) in policies.enumerated() {
                 var policy = try makePolicy(kind, student: student, resolved: resolved, popularity: popularityScores, seed: policySeed)
                 var answers = SplitMix64(seed: answerSeed)
@@ -146,7 +147,9 @@ extension SimulationEvaluator {
                     let top = policy.ranking(limit: 10)
                     var masked = gains
                     for row in seen { masked[row] = -1 }
-                    let idealRows = masked.map(Float.init).topIndices(10)
+                    let unseenTruth = masked.map(Float.init)
+                    let idealRows = unseenTruth.topIndices(10)
+                    let relevant = Set(unseenTruth.topIndices(relevantCount))
                     let dcg = top.enumerated().reduce(0.0) { $0 + gains[$1.element] / log2(Double($1.offset + 2)) }
                     let idcg = idealRows.enumerated().reduce(0.0) { $0 + gains[$1.element] / log2(Double($1.offset + 2)) }
                     results[p].ndcg[c].append(idcg > 0 ? dcg / idcg : 0)
@@ -203,7 +206,7 @@ extension SimulationEvaluator {
         return results
     }
 
-    /// How many of a student's truly best cards count as relevant for precision@10: a tenth of
+    /// How many of a student's truly best unseen cards count as relevant for precision@10: a tenth of
     /// the catalog, at least 10 and at most 50 (so a 2,294-school catalog uses 50, an 80-item one 10).
     ///
     /// - Parameter catalogSize: N.
