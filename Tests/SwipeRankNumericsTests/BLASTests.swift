@@ -131,6 +131,51 @@ struct TopKTests {
         #expect(scores.topIndices(k) == expected, "seed \(seed) n \(n) k \(k)")
     }
 
+    @Test("long inputs with NaNs, infinities and ties (the 16-wide skip path) equal the reference", arguments: 0..<40)
+    func longInputs(seed: UInt64) {
+        var rng = SplitMix64(seed: 1_000 + seed)
+        let n = Int.random(in: 1...5_000, using: &rng), k = Int.random(in: 1...64, using: &rng)
+        let scores: [Float] = (0..<n).map { _ in
+            switch Int.random(in: 0..<100, using: &rng) {
+            case 0: return .nan
+            case 1: return .infinity
+            case 2: return -.infinity
+            case 3..<30: return Float(Int.random(in: 0..<5, using: &rng))   // ties
+            default: return Float.random(in: -10...10, using: &rng)
+            }
+        }
+        let eligible = scores.indices.filter { !scores[$0].isNaN }
+        let expected = Array(eligible.sorted { scores[$0] > scores[$1] || (scores[$0] == scores[$1] && $0 < $1) }.prefix(k))
+        #expect(scores.topIndices(k) == expected, "seed \(seed) n \(n) k \(k)")
+    }
+
+    @Test("long inputs take the sampled cut, and fall back when the sample misleads or ties flood it",
+          arguments: ["random", "sampled positions hold the best", "ascending", "all equal", "few values", "NaN samples"])
+    func sampledCut(shape: String) {
+        var rng = SplitMix64(seed: 5)
+        let n = 10_000
+        let scores: [Float] = (0..<n).map { i in
+            switch shape {
+            case "random": return Float.random(in: -1...1, using: &rng)
+            // Every 16th score is the largest: the cut lets almost nothing else through, so
+            // fewer than k survive unless the sampled ones suffice.
+            case "sampled positions hold the best": return i % 16 == 0 ? 10 + Float(i) / 1_000 : Float.random(in: 0...1, using: &rng)
+            case "ascending": return Float(i)
+            case "all equal": return 1
+            case "few values": return Float(Int.random(in: 0..<3, using: &rng))
+            default: return i % 16 == 0 ? .nan : Float.random(in: -1...1, using: &rng)
+            }
+        }
+        let eligible = scores.indices.filter { !scores[$0].isNaN }
+        let order = eligible.sorted { scores[$0] > scores[$1] || (scores[$0] == scores[$1] && $0 < $1) }
+        var selector = TopKSelector()
+        var out: [Int] = []
+        for k in [1, 5, 20, 100, 312, 313, 700] {
+            selector.select(k: k, from: scores, into: &out)
+            #expect(out == Array(order.prefix(k)), "\(shape) k \(k)")
+        }
+    }
+
     @Test("a selector reused across calls gives the same answers as a fresh one")
     func reuse() {
         var rng = SplitMix64(seed: 99)

@@ -108,6 +108,42 @@ let benchmarks: @Sendable () -> Void = {
         } setup: { (Fixtures.synthetic(rows: 256, columns: 64, seed: 5).0, Fixtures.synthetic(rows: 10_000, columns: 64).0.transposed) }
     }
 
+    // Where the batch's time goes: the same 64-student sgemm blocks without the selection, and
+    // one full sgemm followed by a selection per row.
+    Benchmark("Batch 256 x 10k x 64 blocked sgemm only (1 thr)") { (benchmark: Benchmark, input: (Matrix, Matrix)) in
+        let (w, x) = input
+        BLASThreads.count = 1
+        var block = Matrix(rows: 64, columns: x.columns)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            for start in stride(from: 0, to: 256, by: 64) {
+                let slice = Matrix(rows: 64, columns: w.columns, elements: w.elements[(start * w.columns)..<((start + 64) * w.columns)])
+                slice.multiply(x, into: &block)
+                blackHole(block[0, 0])
+            }
+        }
+        benchmark.stopMeasurement()
+    } setup: { (Fixtures.synthetic(rows: 256, columns: 64, seed: 5).0, Fixtures.synthetic(rows: 10_000, columns: 64).0.transposed) }
+
+    Benchmark("Batch 256 x 10k x 64 full sgemm then top20 per row (1 thr)") { (benchmark: Benchmark, input: (Matrix, Matrix)) in
+        let (w, x) = input
+        BLASThreads.count = 1
+        var scores = Matrix(rows: 256, columns: x.columns)
+        var selector = TopKSelector()
+        var top: [Int] = []
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            w.multiply(x, into: &scores)
+            scores.withUnsafeBufferPointer { all in
+                for r in 0..<256 {
+                    selector.select(k: 20, from: UnsafeBufferPointer(rebasing: all[(r * x.columns)..<((r + 1) * x.columns)]), into: &top)
+                    blackHole(top.count)
+                }
+            }
+        }
+        benchmark.stopMeasurement()
+    } setup: { (Fixtures.synthetic(rows: 256, columns: 64, seed: 5).0, Fixtures.synthetic(rows: 10_000, columns: 64).0.transposed) }
+
     // MARK: End to end: a session's recommendations (re-score after a swipe, bands, probe, cards).
     //
     // One session per benchmark serves batch after batch; each sample first records a swipe
