@@ -204,16 +204,20 @@ public struct CholeskyFactor: Sendable, Hashable, Codable {
     }
 }
 
+// The `_work` entry points: the plain LAPACKE wrappers first scan every input for NaN (O(D²)
+// per call, as much as the solve itself at D ≈ 60); inputs here are finite by construction
+// (observations are checked before they reach the factor).
+
 @inline(never)
 internal func lapackPotrf(dimension: Int, a: UnsafeMutablePointer<Double>?) -> Int {
     guard dimension > 0 else { return 0 }
-    return Int(LAPACKE_dpotrf(LAPACK_COL_MAJOR, Int8(UInt8(ascii: "L")), Int32(dimension), a, Int32(dimension)))
+    return Int(LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, Int8(UInt8(ascii: "L")), Int32(dimension), a, Int32(dimension)))
 }
 
 @inline(never)
 internal func lapackPotrs(dimension: Int, l: UnsafePointer<Double>, b: UnsafeMutablePointer<Double>) -> Int {
-    Int(LAPACKE_dpotrs(LAPACK_COL_MAJOR, Int8(UInt8(ascii: "L")), Int32(dimension), 1, l,
-                       Int32(dimension), b, Int32(dimension)))
+    Int(LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, Int8(UInt8(ascii: "L")), Int32(dimension), 1, l,
+                            Int32(dimension), b, Int32(dimension)))
 }
 
 @inline(never)

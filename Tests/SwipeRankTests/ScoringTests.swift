@@ -225,3 +225,34 @@ struct GradeTests {
         #expect(LearningPhase.progress(totalSwipes: 31) == 1)
     }
 }
+
+@Suite("Named weights")
+struct NamedWeightsTests {
+    /// The table on `SchoolMatcher.namedWeights(_:)`, by name lookups.
+    static func reference(_ weights: PreferenceWeights, catalog: Catalog) -> [String: Double] {
+        func w(_ name: String) -> Double {
+            catalog.columns.firstIndex { $0.name == name }.map { Double(weights.features[$0]) } ?? 0
+        }
+        func mean(_ prefix: String) -> Double {
+            let names = SchoolCatalog.locales.filter { $0.hasPrefix(prefix) }
+            return names.map { w("locale=\($0)") }.reduce(0, +) / Double(max(1, names.count))
+        }
+        let t = weights.terms.map(Double.init)
+        let named: [String: Double] = [
+            "academic_selectivity": w("selectivity") + w("sat_avg"), "academic_fit": t[2], "cost_weight": t[1] - w("net_price"),
+            "distance_weight": t[0], "major_weight": t[3], "size_preference": w("size=large") - w("size=small"),
+            "public_preference": w("control=public") - w("control=private_nonprofit"),
+            "urban_preference": mean("city") - mean("rural"), "graduation_weight": w("completion_rate"), "earnings_weight": w("earnings"),
+        ]
+        return named.mapValues { ($0 * 10_000).rounded() / 10_000 }
+    }
+
+    @Test("the precomputed plan equals the table, on random weights", arguments: 0..<20)
+    func matchesTable(seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        let catalog = Fixtures.matcher.catalog
+        let weights = PreferenceWeights(features: (0..<catalog.dimension).map { _ in Float.random(in: -3...3, using: &rng) },
+                                        terms: (0..<4).map { _ in Float.random(in: -3...3, using: &rng) })
+        #expect(Fixtures.matcher.namedWeights(weights) == Self.reference(weights, catalog: catalog))
+    }
+}

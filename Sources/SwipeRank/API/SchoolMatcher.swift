@@ -21,6 +21,9 @@ public struct SchoolMatcher: Matcher {
     /// How raw scores become match scores.
     public let calibration: MatchCalibration
     let columnIndex: [String: Int]
+    /// The named weights resolved to column and term indices once: they are computed on every
+    /// swipe, and looking names up (and building `locale=…` strings) then cost several µs.
+    let namedWeightPlan: [NamedWeight]
 
     /// Creates a matcher.
     ///
@@ -30,7 +33,9 @@ public struct SchoolMatcher: Matcher {
     public init(schools: SchoolCatalog, calibration: MatchCalibration = .default) {
         self.schools = schools
         self.calibration = calibration
-        self.columnIndex = Dictionary(uniqueKeysWithValues: schools.catalog.columns.enumerated().map { ($1.name, $0) })
+        let columnIndex = Dictionary(uniqueKeysWithValues: schools.catalog.columns.enumerated().map { ($1.name, $0) })
+        self.columnIndex = columnIndex
+        self.namedWeightPlan = NamedWeight.schoolPlan(columnIndex: columnIndex)
     }
 
     /// Resolves a profile against the catalog (majors, relative terms).
@@ -118,24 +123,56 @@ public struct SchoolMatcher: Matcher {
     /// - Parameter weights: The model's weights.
     /// - Returns: Name → weight, rounded to 4 decimals.
     public func namedWeights(_ weights: PreferenceWeights) -> [String: Double] {
-        func w(_ name: String) -> Double { columnIndex[name].map { Double(weights.features[$0]) } ?? 0 }
-        func mean(_ prefix: String) -> Double {
-            let names = SchoolCatalog.locales.filter { $0.hasPrefix(prefix) }
-            return names.map { w("locale=\($0)") }.reduce(0, +) / Double(max(1, names.count))
+        var named = [String: Double](minimumCapacity: namedWeightPlan.count)
+        for entry in namedWeightPlan {
+            var value = 0.0
+            for part in entry.parts {
+                var sum = 0.0
+                if let k = part.term { sum += Double(weights.terms[k]) }
+                for j in part.features { sum += Double(weights.features[j]) }
+                value += part.sign * (sum / part.divisor)
+            }
+            named[entry.name] = (value * 10_000).rounded() / 10_000
         }
-        let t = weights.terms.map(Double.init)
-        let named: [String: Double] = [
-            "academic_selectivity": w("selectivity") + w("sat_avg"),
-            "academic_fit": t[2],
-            "cost_weight": t[1] - w("net_price"),
-            "distance_weight": t[0],
-            "major_weight": t[3],
-            "size_preference": w("size=large") - w("size=small"),
-            "public_preference": w("control=public") - w("control=private_nonprofit"),
-            "urban_preference": mean("city") - mean("rural"),
-            "graduation_weight": w("completion_rate"),
-            "earnings_weight": w("earnings"),
+        return named
+    }
+}
+
+/// A named weight as parts: Σ sign × (sum of the part's weights) / divisor.
+struct NamedWeight: Sendable {
+    struct Part: Sendable {
+        let sign: Double
+        let term: Int?
+        let features: [Int]
+        let divisor: Double
+    }
+
+    let name: String
+    let parts: [Part]
+
+    /// The table on `SchoolMatcher.namedWeights(_:)`; absent columns count as 0.
+    static func schoolPlan(columnIndex: [String: Int]) -> [NamedWeight] {
+        func columns(_ names: [String], sign: Double = 1, divisor: Double = 1) -> Part {
+            Part(sign: sign, term: nil, features: names.compactMap { columnIndex[$0] }, divisor: divisor)
+        }
+        func term(_ name: String, sign: Double = 1) -> Part {
+            Part(sign: sign, term: MatchStudent.termNames.firstIndex(of: name)!, features: [], divisor: 1)
+        }
+        func localeMean(_ prefix: String, sign: Double) -> Part {
+            let names = SchoolCatalog.locales.filter { $0.hasPrefix(prefix) }
+            return columns(names.map { "locale=\($0)" }, sign: sign, divisor: Double(max(1, names.count)))
+        }
+        return [
+            NamedWeight(name: "academic_selectivity", parts: [columns(["selectivity"]), columns(["sat_avg"])]),
+            NamedWeight(name: "academic_fit", parts: [term("academic_fit")]),
+            NamedWeight(name: "cost_weight", parts: [term("budget"), columns(["net_price"], sign: -1)]),
+            NamedWeight(name: "distance_weight", parts: [term("distance")]),
+            NamedWeight(name: "major_weight", parts: [term("major_fit")]),
+            NamedWeight(name: "size_preference", parts: [columns(["size=large"]), columns(["size=small"], sign: -1)]),
+            NamedWeight(name: "public_preference", parts: [columns(["control=public"]), columns(["control=private_nonprofit"], sign: -1)]),
+            NamedWeight(name: "urban_preference", parts: [localeMean("city", sign: 1), localeMean("rural", sign: -1)]),
+            NamedWeight(name: "graduation_weight", parts: [columns(["completion_rate"])]),
+            NamedWeight(name: "earnings_weight", parts: [columns(["earnings"])]),
         ]
-        return named.mapValues { ($0 * 10_000).rounded() / 10_000 }
     }
 }
