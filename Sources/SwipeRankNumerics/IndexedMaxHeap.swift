@@ -224,6 +224,19 @@ public struct IndexedMaxHeap<Score: BinaryFloatingPoint & Sendable>: Sendable {
         return result
     }
 
+    /// The handle and score in one heap slot, for O(n) passes over every entry without
+    /// copying them out (`unordered` allocates).
+    ///
+    /// - Parameter slot: A slot in `0..<count`; slots follow heap-array order, which only
+    ///   mutations change.
+    /// - Returns: The entry.
+    /// - Complexity: O(1).
+    @inlinable
+    public func entry(atSlot slot: Int) -> (handle: Int, score: Score) {
+        let e = entries[slot]
+        return (Int(e.handle), e.score)
+    }
+
     /// Every (handle, score) in the heap, in heap-array order.
     ///
     /// - Complexity: O(n).

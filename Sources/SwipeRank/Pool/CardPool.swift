@@ -271,17 +271,26 @@ public struct CardPool<ID: Hashable & Sendable, Score: BinaryFloatingPoint & Sen
     /// - Complexity: O(n) plus n calls of `score`.
     public mutating func rescoreAll(timestamp: Int64, _ score: (ID) throws(DataError) -> Score) throws(DataError) {
         // Compute and check everything first (in heap order), so a failure leaves the pool
-        // untouched; then one O(n) pass applies the accepted scores and re-heapifies.
-        var fresh: [Score] = [], accepted: [Int] = []
-        fresh.reserveCapacity(heap.count)
-        for (h, old) in heap.unordered {
-            let s = try score(ids[h])
-            try Self.check(s, ids[h])
-            let newer = timestamp > timestamps[h] || (timestamp == timestamps[h] && s > old)
-            fresh.append(newer ? s : old)
-            if newer { accepted.append(h) }
+        // untouched; then decide per card, and one O(n) pass applies the scores and
+        // re-heapifies. Slots are read in place: copying the entries out cost as much again.
+        let n = heap.count
+        var fresh = ContiguousArray<Score>()
+        fresh.reserveCapacity(n)
+        for slot in 0..<n {
+            let id = ids[heap.entry(atSlot: slot).handle]
+            let s = try score(id)
+            try Self.check(s, id)
+            fresh.append(s)
         }
-        for h in accepted { timestamps[h] = timestamp }
+        for slot in 0..<n {
+            let (h, old) = heap.entry(atSlot: slot)
+            let s = fresh[slot]
+            if timestamp > timestamps[h] || (timestamp == timestamps[h] && s > old) {
+                timestamps[h] = timestamp
+            } else {
+                fresh[slot] = old
+            }
+        }
         var next = 0
         heap.rescoreAll { _, _ in
             defer { next += 1 }
