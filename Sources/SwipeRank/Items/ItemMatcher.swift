@@ -52,17 +52,7 @@ public struct ItemProfile: Sendable, Hashable, Codable {
     /// - Returns: A profile with valid ranges (keys are checked by `ItemMatcher.student(_:)`).
     /// - Throws: `DataError` naming the field: malformed JSON, a wrong type, a value out of range.
     public static func decode(json: Data, source: String) throws(DataError) -> ItemProfile {
-        let profile: ItemProfile
-        do {
-            profile = try JSONDecoder().decode(ItemProfile.self, from: json)
-        } catch let error as DecodingError {
-            throw DataError.decoding(error, source: source)
-        } catch let error as DataError {
-            let field = "home.\(error.field ?? "")"
-            throw DataError(error.kind, source: source, field: field, detail: "\(field): \(error.detail)")
-        } catch {
-            throw DataError(.unreadable, source: source, detail: "cannot decode profile: \(error)")
-        }
+        let profile = try DataError.decodeProfile(ItemProfile.self, json: json, source: source)
         try profile.validate(source: source)
         return profile
     }

@@ -138,18 +138,7 @@ public struct StudentProfile: Sendable, Hashable, Codable {
     /// - Throws: `DataError` naming the field: malformed JSON, a wrong type, an unknown choice
     ///   (listing the allowed ones), or a value out of range.
     public static func decode(json: Data, source: String) throws(DataError) -> StudentProfile {
-        let profile: StudentProfile
-        do {
-            profile = try JSONDecoder().decode(StudentProfile.self, from: json)
-        } catch let error as DecodingError {
-            throw DataError.profile(error, source: source)
-        } catch let error as DataError {
-            // GeoPoint validates its own ranges while decoding.
-            let field = "home.\(error.field ?? "")"
-            throw DataError(error.kind, source: source, field: field, detail: "\(field): \(error.detail)")
-        } catch {
-            throw DataError(.unreadable, source: source, detail: "cannot decode profile: \(error)")
-        }
+        let profile = try DataError.decodeProfile(StudentProfile.self, json: json, source: source)
         try profile.validate(source: source)
         return profile
     }
@@ -189,8 +178,21 @@ extension GeoPoint {
 }
 
 extension DataError {
-    /// A profile decoding error, with the JSON path of the field.
-    static func profile(_ error: DecodingError, source: String) -> DataError { decoding(error, source: source) }
+    /// Decodes a profile JSON (of any matcher), turning every failure into a `DataError`
+    /// naming the field; a `home` out of range is reported as `home.latitude` / `home.longitude`.
+    static func decodeProfile<T: Decodable>(_ type: T.Type, json: Data, source: String) throws(DataError) -> T {
+        do {
+            return try JSONDecoder().decode(type, from: json)
+        } catch let error as DecodingError {
+            throw decoding(error, source: source)
+        } catch let error as DataError {
+            // GeoPoint validates its own ranges while decoding.
+            let field = "home.\(error.field ?? "")"
+            throw DataError(error.kind, source: source, field: field, detail: "\(field): \(error.detail)")
+        } catch {
+            throw DataError(.unreadable, source: source, detail: "cannot decode profile: \(error)")
+        }
+    }
 
     /// A JSON decoding error, with the JSON path of the field (and the allowed choices of a
     /// profile's choice fields).

@@ -58,22 +58,7 @@ public enum ItemUsersFile {
                     throw table.error(.duplicateID, row: row, column: idColumn, detail: "duplicate student_id \"\(id)\" (first on line \(first))")
                 }
                 var home: GeoPoint?
-                if let latitude, let longitude {
-                    switch (try table.number(row: row, column: latitude), try table.number(row: row, column: longitude)) {
-                    case (nil, nil): home = nil
-                    case let (la?, lo?):
-                        guard (-90...90).contains(la) else {
-                            throw table.error(.outOfRange, row: row, column: latitude, detail: "home_latitude \(la) is outside -90...90")
-                        }
-                        guard (-180...180).contains(lo) else {
-                            throw table.error(.outOfRange, row: row, column: longitude, detail: "home_longitude \(lo) is outside -180...180")
-                        }
-                        home = try GeoPoint(latitude: la, longitude: lo)
-                    default:
-                        throw table.error(.missingValue, row: row, column: latitude,
-                                          detail: "home_latitude and home_longitude must both be given or both be empty")
-                    }
-                }
+                if let latitude, let longitude { home = try table.home(row: row, latitude: latitude, longitude: longitude) }
                 var preferences: [String: Double] = [:]
                 for (key, c) in preferenceColumns {
                     if let value = try table.number(row: row, column: c) { preferences[key] = value }

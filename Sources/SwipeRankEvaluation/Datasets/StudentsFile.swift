@@ -66,21 +66,7 @@ public enum StudentsFile {
                     throw table.error(.duplicateID, row: row, column: index["student_id"]!,
                                       detail: "duplicate student_id \"\(id)\" (first on line \(first))")
                 }
-                var home: GeoPoint?
-                switch (try number("home_latitude"), try number("home_longitude")) {
-                case (nil, nil): home = nil
-                case let (la?, lo?):
-                    guard (-90...90).contains(la) else {
-                        throw table.error(.outOfRange, row: row, column: index["home_latitude"]!, detail: "home_latitude \(la) is outside -90...90")
-                    }
-                    guard (-180...180).contains(lo) else {
-                        throw table.error(.outOfRange, row: row, column: index["home_longitude"]!, detail: "home_longitude \(lo) is outside -180...180")
-                    }
-                    home = try GeoPoint(latitude: la, longitude: lo)
-                default:
-                    throw table.error(.missingValue, row: row, column: index["home_latitude"]!,
-                                      detail: "home_latitude and home_longitude must both be given or both be empty")
-                }
+                let home = try table.home(row: row, latitude: index["home_latitude"]!, longitude: index["home_longitude"]!)
                 let state = text("home_state")
                 let profile = StudentProfile(
                     home: home, homeState: state.isEmpty ? nil : state,
@@ -125,4 +111,33 @@ public enum StudentsFile {
     }
 
     static func format(_ x: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", x) }
+}
+
+extension CSVTable {
+    /// The `home_latitude` / `home_longitude` pair of a students row: both empty (no home) or
+    /// both in range.
+    ///
+    /// - Parameters:
+    ///   - row: The row.
+    ///   - latitude: The latitude column.
+    ///   - longitude: The longitude column.
+    /// - Returns: The home, or nil when both cells are empty.
+    /// - Throws: `DataError` at the offending cell: non-numeric, out of range, or only one given.
+    func home(row: Row, latitude: Int, longitude: Int) throws(DataError) -> GeoPoint? {
+        switch (try number(row: row, column: latitude), try number(row: row, column: longitude)) {
+        case (nil, nil):
+            return nil
+        case let (la?, lo?):
+            guard (-90...90).contains(la) else {
+                throw error(.outOfRange, row: row, column: latitude, detail: "home_latitude \(la) is outside -90...90")
+            }
+            guard (-180...180).contains(lo) else {
+                throw error(.outOfRange, row: row, column: longitude, detail: "home_longitude \(lo) is outside -180...180")
+            }
+            return try GeoPoint(latitude: la, longitude: lo)
+        default:
+            throw error(.missingValue, row: row, column: latitude,
+                        detail: "home_latitude and home_longitude must both be given or both be empty")
+        }
+    }
 }
