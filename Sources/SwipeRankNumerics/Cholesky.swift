@@ -1,20 +1,20 @@
-import CBLAS
-
 /// The Cholesky factor `L` of a symmetric positive definite matrix `A = L Lᵀ`, in `Double`.
 ///
 /// Double because the learning model accumulates many rank-1 updates into a precision matrix;
 /// Float would lose the small eigenvalues that decide the posterior's uncertainty.
-/// Factorization and solves go to LAPACKE (`dpotrf`, `dpotrs`); LAPACK's `info` is checked in
-/// every build configuration. A rank-1 update keeps the factor current in O(d²) instead of
-/// refactoring in O(d³).
+///
+/// Every operation is plain Swift over the stored triangle, summed in a fixed order: at the
+/// model's sizes (D ≈ 60) that is as fast as LAPACK, and the results are bit-identical on any
+/// machine and any OpenBLAS thread count, so a session replayed elsewhere continues exactly.
+/// A rank-1 update keeps the factor current in O(d²) instead of refactoring in O(d³).
 ///
 /// Storage: the lower triangle in column-major order (`lower[j·n + i]` is `L[i, j]`, the strict
-/// upper triangle is zero), so the rank-1 update walks each column contiguously.
+/// upper triangle is zero), so the rank-1 update and the solves walk each column contiguously.
 ///
 ///     var factor = try CholeskyFactor(symmetric: precision, dimension: d)
 ///     let mean = factor.solve(b)              // A⁻¹ b
 ///     factor.rankOneUpdate(x)                 // now the factor of A + x xᵀ
-public struct CholeskyFactor: Sendable, Hashable, Codable {
+public struct CholeskyFactor: Sendable, Hashable {
     /// The order of the matrix.
     public let dimension: Int
     /// `L`, column-major, strict upper triangle zero.
@@ -28,15 +28,43 @@ public struct CholeskyFactor: Sendable, Hashable, Codable {
     /// - Parameters:
     ///   - matrix: `dimension²` values.
     ///   - dimension: The order of the matrix.
-    /// - Throws: `NumericsError` `.notPositiveDefinite` when LAPACK finds a non-positive pivot,
-    ///   `.nonFinite` when the matrix holds NaN or an infinity.
+    /// - Throws: `NumericsError` `.notPositiveDefinite` for a non-positive pivot, `.nonFinite`
+    ///   when the matrix holds NaN or an infinity.
     /// - Complexity: O(dimension³).
     public init(symmetric matrix: [Double], dimension: Int) throws(NumericsError) {
         precondition(dimension >= 0 && matrix.count == dimension * dimension,
                      "Cholesky: \(matrix.count) values do not form a \(dimension)×\(dimension) matrix")
         guard matrix.allSatisfy({ $0.isFinite }) else { throw .nonFinite("Cholesky input") }
         self.dimension = dimension
-        self.lower = try CholeskyFactor.factor(matrix, dimension)
+        var a = matrix
+        for j in 0..<dimension { for i in 0..<j { a[j * dimension + i] = 0 } }
+        try CholeskyFactor.factorInPlace(&a, dimension)
+        self.lower = a
+    }
+
+    /// Adopts a stored factor after checking that it is one: `dimension²` finite values, a
+    /// positive diagonal and a zero strict upper triangle.
+    ///
+    /// - Parameters:
+    ///   - lower: `L`, column-major.
+    ///   - dimension: The order.
+    /// - Throws: `NumericsError` `.nonFinite` or `.notPositiveDefinite` naming what is wrong.
+    /// - Complexity: O(dimension²).
+    public init(lower: [Double], dimension: Int) throws(NumericsError) {
+        guard dimension >= 0, dimension <= 4_096, lower.count == dimension * dimension else {
+            throw NumericsError(kind: .notPositiveDefinite,
+                                message: "Cholesky factor: \(lower.count) values do not form a \(dimension)×\(dimension) matrix")
+        }
+        guard lower.allSatisfy({ $0.isFinite }) else { throw .nonFinite("Cholesky factor") }
+        for j in 0..<dimension {
+            guard lower[j * dimension + j] > 0 else { throw .notPositiveDefinite(routine: "Cholesky factor", minor: j + 1) }
+            for i in 0..<j where lower[j * dimension + i] != 0 {
+                throw NumericsError(kind: .notPositiveDefinite,
+                                    message: "Cholesky factor: L[\(i), \(j)] above the diagonal is not zero")
+            }
+        }
+        self.dimension = dimension
+        self.lower = lower
     }
 
     /// Creates the factor of `scale · I`.
@@ -54,18 +82,14 @@ public struct CholeskyFactor: Sendable, Hashable, Codable {
         self.lower = l
     }
 
-    /// Factors a column-major matrix whose lower triangle holds A, zeroing the strict upper
-    /// triangle of the result.
-    private static func factor(_ matrix: [Double], _ n: Int) throws(NumericsError) -> [Double] {
-        var a = matrix
-        for j in 0..<n { for i in 0..<j { a[j * n + i] = 0 } }
-        let info = a.withUnsafeMutableBufferPointer { lapackPotrf(dimension: n, a: $0.baseAddress) }
-        if info > 0 { throw .notPositiveDefinite(routine: "dpotrf", minor: info) }
-        if info < 0 { throw .lapackArgument(routine: "dpotrf", info: info) }
-        return a
+    /// Factors, in place, a column-major matrix whose lower triangle holds A (strict upper
+    /// triangle zero): right-looking, column by column.
+    private static func factorInPlace(_ a: inout [Double], _ n: Int) throws(NumericsError) {
+        let failed: Int? = a.withUnsafeMutableBufferPointer { choleskyLowerInPlace($0, n) }
+        if let failed { throw .notPositiveDefinite(routine: "Cholesky", minor: failed + 1) }
     }
 
-    /// Solves `A x = b` with `dpotrs`.
+    /// Solves `A x = b`.
     ///
     /// - Parameter b: `dimension` values.
     /// - Returns: `x = A⁻¹ b`.
@@ -76,53 +100,40 @@ public struct CholeskyFactor: Sendable, Hashable, Codable {
         return x
     }
 
-    /// Solves `A x = b`, overwriting `b` with `x`.
+    /// Solves `A x = b`, overwriting `b` with `x`: `L y = b`, then `Lᵀ x = y`.
     ///
     /// - Parameter b: `dimension` values on entry, the solution on return.
     /// - Complexity: O(dimension²).
     public func solve(inPlace b: inout [Double]) {
         precondition(b.count == dimension, "Cholesky solve: b has \(b.count) values, need \(dimension)")
-        guard dimension > 0 else { return }
-        let info = lower.withUnsafeBufferPointer { l in
-            b.withUnsafeMutableBufferPointer { lapackPotrs(dimension: dimension, l: l.baseAddress!, b: $0.baseAddress!) }
+        let n = dimension
+        lower.withUnsafeBufferPointer { l in
+            b.withUnsafeMutableBufferPointer { x in
+                forwardSubstitute(l, n, x)
+                backSubstituteTransposed(l, n, x)
+            }
         }
-        // The factor is valid by construction, so a failure here is a programming error.
-        precondition(info == 0, "dpotrs failed with info \(info)")
     }
 
     /// Returns `xᵀ A⁻¹ x = ‖L⁻¹ x‖²`, the posterior variance along `x` when `A` is a precision.
     ///
     /// - Parameter x: `dimension` values.
     /// - Returns: The quadratic form, never negative.
-    /// - Complexity: O(dimension²) (one `dtrsv`).
+    /// - Complexity: O(dimension²).
     public func inverseQuadraticForm(_ x: [Double]) -> Double {
         precondition(x.count == dimension, "Cholesky: x has \(x.count) values, need \(dimension)")
-        guard dimension > 0 else { return 0 }
         var z = x
-        lower.withUnsafeBufferPointer { l in
-            z.withUnsafeMutableBufferPointer { forwardSubstitute(dimension: dimension, l: l.baseAddress!, x: $0.baseAddress!) }
-        }
+        let n = dimension
+        lower.withUnsafeBufferPointer { l in z.withUnsafeMutableBufferPointer { forwardSubstitute(l, n, $0) } }
         return z.reduce(0) { $0 + $1 * $1 }
     }
 
-    /// `xᵀ A⁻¹ x` for many vectors at once: one `dtrsm` (L⁻¹ X) instead of one `dtrsv` each.
+    /// `xᵀ A⁻¹ x` for many vectors.
     ///
     /// - Parameter vectors: Vectors of `dimension` values.
     /// - Returns: One quadratic form per vector.
     /// - Complexity: O(dimension² × count).
-    public func inverseQuadraticForms(_ vectors: [[Double]]) -> [Double] {
-        let n = dimension, m = vectors.count
-        guard n > 0, m > 0 else { return [Double](repeating: 0, count: m) }
-        var x = [Double](repeating: 0, count: n * m)
-        for (j, v) in vectors.enumerated() {
-            precondition(v.count == n, "Cholesky: a vector has \(v.count) values, need \(n)")
-            for i in 0..<n { x[j * n + i] = v[i] }
-        }
-        lower.withUnsafeBufferPointer { l in
-            x.withUnsafeMutableBufferPointer { forwardSubstituteMany(dimension: n, count: m, l: l.baseAddress!, x: $0.baseAddress!) }
-        }
-        return (0..<m).map { j in x[(j * n)..<((j + 1) * n)].reduce(0) { $0 + $1 * $1 } }
-    }
+    public func inverseQuadraticForms(_ vectors: [[Double]]) -> [Double] { vectors.map(inverseQuadraticForm) }
 
     /// Replaces the factor of `A` by the factor of `A + x xᵀ`.
     ///
@@ -163,17 +174,16 @@ public struct CholeskyFactor: Sendable, Hashable, Codable {
     ///   - add: The identity scale added, ≥ 0.
     /// - Throws: `NumericsError` if the result is not positive definite (it cannot be for
     ///   `add > 0`); the factor is unchanged then.
-    /// - Complexity: O(dimension³) (one `dsyrk` and one `dpotrf`).
+    /// - Complexity: O(dimension³).
     public mutating func decay(keeping keep: Double, addingIdentity add: Double) throws(NumericsError) {
         precondition(keep > 0 && keep <= 1 && add >= 0, "Cholesky decay: keep must be in (0, 1], add ≥ 0")
         let n = dimension
         guard n > 0 else { return }
         var a = [Double](repeating: 0, count: n * n)
-        lower.withUnsafeBufferPointer { l in
-            a.withUnsafeMutableBufferPointer { syrkLower(dimension: n, alpha: keep, l: l.baseAddress!, c: $0.baseAddress!) }
-        }
+        lower.withUnsafeBufferPointer { l in a.withUnsafeMutableBufferPointer { lowerGram(l, n, keep, $0) } }
         for i in 0..<n { a[i * n + i] += add }
-        lower = try CholeskyFactor.factor(a, n)
+        try CholeskyFactor.factorInPlace(&a, n)
+        lower = a
     }
 
     /// Multiplies `A = L Lᵀ` by `factor`, i.e. scales `L` by `√factor`.
@@ -204,35 +214,29 @@ public struct CholeskyFactor: Sendable, Hashable, Codable {
     }
 }
 
-// The `_work` entry points: the plain LAPACKE wrappers first scan every input for NaN (O(D²)
-// per call, as much as the solve itself at D ≈ 60); inputs here are finite by construction
-// (observations are checked before they reach the factor).
+extension CholeskyFactor: Codable {
+    private enum CodingKeys: String, CodingKey { case dimension, lower }
 
-@inline(never)
-internal func lapackPotrf(dimension: Int, a: UnsafeMutablePointer<Double>?) -> Int {
-    guard dimension > 0 else { return 0 }
-    return Int(LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, Int8(UInt8(ascii: "L")), Int32(dimension), a, Int32(dimension)))
-}
+    /// Encodes the dimension and `L`.
+    ///
+    /// - Parameter encoder: The encoder.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(dimension, forKey: .dimension)
+        try c.encode(lower, forKey: .lower)
+    }
 
-@inline(never)
-internal func lapackPotrs(dimension: Int, l: UnsafePointer<Double>, b: UnsafeMutablePointer<Double>) -> Int {
-    Int(LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, Int8(UInt8(ascii: "L")), Int32(dimension), 1, l,
-                            Int32(dimension), b, Int32(dimension)))
-}
-
-@inline(never)
-internal func forwardSubstitute(dimension: Int, l: UnsafePointer<Double>, x: UnsafeMutablePointer<Double>) {
-    cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, Int32(dimension), l, Int32(dimension), x, 1)
-}
-
-@inline(never)
-internal func forwardSubstituteMany(dimension: Int, count: Int, l: UnsafePointer<Double>, x: UnsafeMutablePointer<Double>) {
-    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, Int32(dimension), Int32(count), 1,
-                l, Int32(dimension), x, Int32(dimension))
-}
-
-@inline(never)
-internal func syrkLower(dimension: Int, alpha: Double, l: UnsafePointer<Double>, c: UnsafeMutablePointer<Double>) {
-    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, Int32(dimension), Int32(dimension), alpha, l,
-                Int32(dimension), 0, c, Int32(dimension))
+    /// Decodes a factor and checks that it is one (see `init(lower:dimension:)`), so a tampered
+    /// value is an error here rather than a memory fault in a later update.
+    ///
+    /// - Parameter decoder: The decoder.
+    /// - Throws: `DecodingError.dataCorrupted` naming what is wrong.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let dimension = try c.decode(Int.self, forKey: .dimension)
+        let lower = try c.decode([Double].self, forKey: .lower)
+        do { try self.init(lower: lower, dimension: dimension) } catch {
+            throw DecodingError.dataCorruptedError(forKey: .lower, in: c, debugDescription: error.message)
+        }
+    }
 }

@@ -59,6 +59,8 @@ public struct TopKSelector: Sendable {
     public mutating func select(k: Int, from scores: UnsafeBufferPointer<Float>, into result: inout [Int]) {
         precondition(k >= 0, "Top-k needs a non-negative k, got \(k)")
         result.removeAll(keepingCapacity: true)
+        // More than n is all of them (k may be any count a caller was given, even Int.max).
+        let k = min(k, scores.count)
         guard k > 0, !scores.isEmpty else { return }
         let n = scores.count
         if n >= 2_048 && k &* 32 <= n, let base = scores.baseAddress {

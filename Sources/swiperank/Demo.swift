@@ -17,7 +17,7 @@ struct Demo: ParsableCommand {
     @Option(help: "Cards per batch (1…50).")
     var batch: Int = 10
 
-    @Option(help: "A profile JSON; default: a random profile from the seed.")
+    @Option(help: "A profile JSON (- reads standard input); default: a random profile from the seed.")
     var profile: String?
 
     @OptionGroup var catalogOptions: CatalogOptions
@@ -30,11 +30,12 @@ struct Demo: ParsableCommand {
 
     func run() throws {
         let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
+        guard engine.matcher.catalog.count > 0 else { throw CLIError("\(catalogOptions.catalog): the catalog has no schools to swipe") }
         var rng = SplitMix64(seed: seed)
         do {
             let studentProfile: StudentProfile
             if let profile {
-                guard let data = FileManager.default.contents(atPath: profile) else { throw CLIError("\(profile): cannot read the profile file") }
+                let data = try readInput(profile, what: "profile")
                 studentProfile = try StudentProfile.decode(json: data, source: profile)
             } else {
                 studentProfile = SchoolSimulation.randomProfile(schools: engine.matcher.schools, using: &rng)

@@ -38,21 +38,21 @@ struct Generate: ParsableCommand {
         if let schema = catalogOptions.schema, let users {
             let matcher = try catalogOptions.loadItems(schema: schema)
             let roster: [DatasetStudent<ItemProfile>]
-            do { roster = try ItemUsersFile.read(CSVTable(contentsOfFile: users), matcher: matcher).0 } catch { throw CLIError("\(error)") }
+            do { roster = try ItemUsersFile.read(CSVTable(contentsOfFile: users), matcher: matcher).0 } catch { throw CLIError(error.description) }
             let log = try DatasetGenerator(engine: SwipeEngine(matcher: matcher), opinionGroups: nil)
                 .generate(seed: seed, students: roster, swipesPerStudent: swipes)
             let folder = URL(fileURLWithPath: output, isDirectory: true)
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try InteractionsFile.write(log).write(to: folder.appendingPathComponent("swipes.csv"), atomically: true, encoding: .utf8)
+            try createOutputFolder(output)
+            try writeOutput(InteractionsFile.write(log), to: folder.appendingPathComponent("swipes.csv").path)
             print("wrote \(log.count) swipes of \(roster.count) users to \(folder.appendingPathComponent("swipes.csv").path)")
             return
         }
         let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
         let (roster, log) = try DatasetGenerator(engine: engine).generate(seed: seed, students: students, swipesPerStudent: swipes)
         let folder = URL(fileURLWithPath: output, isDirectory: true)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try StudentsFile.write(roster).write(to: folder.appendingPathComponent("students.csv"), atomically: true, encoding: .utf8)
-        try InteractionsFile.write(log).write(to: folder.appendingPathComponent("swipes.csv"), atomically: true, encoding: .utf8)
+        try createOutputFolder(output)
+        try writeOutput(StudentsFile.write(roster), to: folder.appendingPathComponent("students.csv").path)
+        try writeOutput(InteractionsFile.write(log), to: folder.appendingPathComponent("swipes.csv").path)
         print("wrote \(roster.count) students to \(folder.appendingPathComponent("students.csv").path)")
         print("wrote \(log.count) swipes to \(folder.appendingPathComponent("swipes.csv").path)")
     }

@@ -6,7 +6,7 @@ struct Recommend: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the best items for a profile as the app's JSON response (schools, or any catalog with --schema).")
 
-    @Option(help: "The profile JSON (schools: datasets/sample-profile.json; with --schema an ItemProfile).")
+    @Option(help: "The profile JSON (schools: datasets/sample-profile.json; with --schema an ItemProfile); - reads standard input.")
     var profile: String
 
     @Option(help: "How many recommendations (1…500).")
@@ -22,9 +22,7 @@ struct Recommend: ParsableCommand {
     }
 
     func run() throws {
-        guard let data = FileManager.default.contents(atPath: profile) else {
-            throw CLIError("\(profile): cannot read the profile file")
-        }
+        let data = try readInput(profile, what: "profile")
         if let schema = catalogOptions.schema {
             let matcher = try catalogOptions.loadItems(schema: schema)
             do {

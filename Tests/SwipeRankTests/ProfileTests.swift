@@ -33,7 +33,12 @@ struct ProfileTests {
         ("{\"sat\": \"high\"}", "sat", .invalidValue),
         ("{\"academic_priority\": 2}", "academic_priority", .outOfRange),
         ("{\"home_state\": \"Massachusetts\"}", "home_state", .outOfRange),
-        ("{\"sat\": 1200,", nil, .invalidValue),
+        ("{\"sat\": 1200,", nil, .unreadable),
+        ("{\"annual_budgett\": 1}", "annual_budgett", .invalidValue),
+        ("{\"sat\": 1200, \"sat\": 1300}", "sat", .invalidValue),
+        ("{\"home\": {\"latitude\": 40, \"longitude\": 1, \"alt\": 3}}", "home.alt", .invalidValue),
+        ("{\"annual_budget\": 1e-300}", "annual_budget", .outOfRange),
+        ("{\"max_distance_miles\": 1e300}", "max_distance_miles", .outOfRange),
     ] as [(String, String?, DataError.Kind)])
     func bad(json: String, field: String?, kind: DataError.Kind) {
         do {
@@ -42,7 +47,7 @@ struct ProfileTests {
         } catch {
             #expect(error.kind == kind, "\(error)")
             #expect(error.field == field, "\(error)")
-            #expect(error.description.hasPrefix("p.json: "))
+            #expect(error.description.hasPrefix("p.json:"))
             if let field { #expect(error.description.contains(field)) }
         }
     }

@@ -189,7 +189,7 @@ struct SessionTests {
         #expect(session.snapshot() == restored.snapshot())
         // A snapshot from another format version or catalog is refused.
         var wrong = session.snapshot()
-        wrong.formatVersion = 2
+        wrong.formatVersion = 3
         #expect(throws: DataError.self) { try engine.restore(wrong) }
         wrong = session.snapshot()
         wrong.catalogCount = 10

@@ -97,11 +97,11 @@ extension Matcher {
     ///   - weights: The weights (cold start or learned).
     ///   - count: How many cards.
     ///   - workspace: Reused buffers.
-    /// - Returns: Cards, best first (ties to the lower row).
+    /// - Returns: Cards, best first (ties to the lower row); `count` is clamped to 0…N.
     /// - Complexity: O(N × (d + k) + N log count).
     public func recommendations(for student: Student, weights: PreferenceWeights, count: Int,
                                 workspace: inout ScoringWorkspace) -> [Recommendation] {
-        catalog.topItems(k: count, weights: weights, terms: student.terms, workspace: &workspace)
+        catalog.topItems(k: max(0, min(count, catalog.count)), weights: weights, terms: student.terms, workspace: &workspace)
         return workspace.top.map { card(row: $0, raw: workspace.scores[$0], student: student, weights: weights, isProbe: false) }
     }
 
@@ -110,7 +110,7 @@ extension Matcher {
     ///
     /// - Parameters:
     ///   - profile: The profile.
-    ///   - count: How many cards, ≥ 0.
+    ///   - count: How many cards; clamped to 0…N.
     /// - Returns: The response, with the cold-start learning state and zero swipes.
     /// - Throws: `DataError` for an invalid profile.
     /// - Complexity: O(N × (d + k) + N log count).

@@ -76,7 +76,7 @@ public struct SchoolMatcher: Matcher {
     ///
     /// - Parameters:
     ///   - profiles: The profiles.
-    ///   - count: Cards per student.
+    ///   - count: Cards per student; clamped to 0…N.
     /// - Returns: One response per profile, in order.
     /// - Throws: `DataError` for the first invalid profile.
     /// - Complexity: O(S × N × d + S × N log count).
@@ -90,7 +90,7 @@ public struct SchoolMatcher: Matcher {
         var row = [Float](repeating: 0, count: schools.catalog.count)
         return students.indices.map { s in
             for i in 0..<row.count { row[i] = scores[s, i] }
-            selector.select(k: count, from: row, into: &top)
+            selector.select(k: max(0, min(count, row.count)), from: row, into: &top)
             return RecommendationResponse(
                 recommendations: top.map { card(row: $0, raw: row[$0], student: students[s], weights: weights[s]) },
                 learningState: LearningState(totalSwipes: 0, preferenceWeights: namedWeights(weights[s])),

@@ -4,8 +4,8 @@ import Foundation
 ///
 /// RFC 4180: fields separated by commas, rows by `\n` or `\r\n`; a field may be quoted with `"`,
 /// and inside quotes commas, line breaks and doubled quotes (`""`) are literal. A UTF-8 byte
-/// order mark is skipped. A blank line at the end of the file is ignored; any other row must
-/// have as many fields as the header.
+/// order mark is skipped. Blank lines at the end of the file are ignored; any other row must
+/// have as many fields as the header. Header names must be distinct.
 ///
 /// Why not yaslab/CSV.swift or SwiftCSV: neither reports where a malformed row is, and every
 /// data error here must name `file:line:column`. This parser is one pass over the bytes.
@@ -37,15 +37,13 @@ public struct CSVTable: Sendable {
 
     /// Reads and parses a CSV file.
     ///
-    /// - Parameter path: The file's path; it also names the file in errors.
+    /// - Parameter path: The file's path (`-`: standard input); it also names the file in errors.
     /// - Throws: `DataError` `.unreadable` if the file cannot be read, `.malformedRow` if a row
     ///   does not parse or has the wrong number of fields.
     /// - Complexity: O(size of the file).
     public init(contentsOfFile path: String) throws(DataError) {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw DataError(.unreadable, source: path, detail: "cannot read file")
-        }
-        try self.init(bytes: Array(data), source: path)
+        let data = try InputFile.read(path, what: "CSV file")
+        try self.init(bytes: Array(data), source: path == "-" ? "<stdin>" : path)
     }
 
     /// Parses CSV text.
@@ -79,9 +77,24 @@ public struct CSVTable: Sendable {
             throw DataError(.malformedRow, source: source, line: 1, column: 1, detail: "empty file: no header row")
         }
         let header = headerRow.fields.map { $0.trimmedSpaces }
+        var firstColumn: [String: Int] = [:]
+        for (i, name) in header.enumerated() {
+            if let first = firstColumn.updateValue(i, forKey: name) {
+                throw DataError(.invalidValue, source: source, line: 1, column: headerRow.columns[i], field: name,
+                                detail: "column \"\(DataError.truncated(name))\" appears twice in the header (first at column \(headerRow.columns[first]))")
+            }
+        }
         var rows: [Row] = []
-        while let row = try parser.nextRow() {
-            if row.fields.count == 1 && row.fields[0].isEmpty && parser.atEnd { break }
+        var blankLines: [Row] = []
+        while let (row, blank) = try parser.nextRowMarkingBlank() {
+            // Blank lines (no text at all, not even "") at the end of the file are ignored;
+            // inside a file they are rows like any other (an empty value of a one-column file).
+            if blank { blankLines.append(row); continue }
+            for pending in blankLines { try append(pending) }
+            blankLines.removeAll()
+            try append(row)
+        }
+        func append(_ row: Row) throws(DataError) {
             guard row.fields.count == header.count else {
                 throw DataError(.malformedRow, source: source, line: row.line,
                                 column: row.columns[min(row.columns.count, header.count) - 1],
@@ -137,13 +150,36 @@ public struct CSVTable: Sendable {
     }
 
     /// A field as CSV text: quoted (with doubled quotes) when it holds a comma, a quote or a
-    /// line break.
+    /// line break. An empty field stays empty (write rows with `line(_:)`, which quotes the one
+    /// case where that would be a blank line).
+    ///
+    /// Works on the UTF-8 bytes, as the parser does: comparing `Character`s would miss a
+    /// `"\r\n"` (one grapheme cluster) or a quote followed by a combining mark.
     ///
     /// - Parameter field: The value.
-    /// - Returns: The field, ready to join with commas.
+    /// - Returns: The field, ready to join with commas; `CSVTable` parses it back to `field`.
+    /// - Complexity: O(field's length).
     public static func escape(_ field: String) -> String {
-        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
-        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        let special: Set<UInt8> = [UInt8(ascii: ","), UInt8(ascii: "\""), UInt8(ascii: "\n"), UInt8(ascii: "\r")]
+        guard field.utf8.contains(where: special.contains) else { return field }
+        var bytes: [UInt8] = [UInt8(ascii: "\"")]
+        bytes.reserveCapacity(field.utf8.count + 2)
+        for b in field.utf8 {
+            if b == UInt8(ascii: "\"") { bytes.append(b) }
+            bytes.append(b)
+        }
+        bytes.append(UInt8(ascii: "\""))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// One CSV line (without the line break) holding `fields`, each escaped; a row of one
+    /// empty field is written `""`, since an empty line at the end of a file is not a row.
+    ///
+    /// - Parameter fields: The values.
+    /// - Returns: The line; `CSVTable` parses it back to `fields`.
+    /// - Complexity: O(total length).
+    public static func line(_ fields: [String]) -> String {
+        fields == [""] ? "\"\"" : fields.map(escape).joined(separator: ",")
     }
 
     /// The number in one cell, or `nil` if the cell is empty (a missing value).
@@ -198,6 +234,16 @@ private struct Parser {
     }
 
     var atEnd: Bool { position >= bytes.count }
+
+    /// The next row, and whether its line was blank (no characters before the line break: one
+    /// empty, unquoted field).
+    mutating func nextRowMarkingBlank() throws(DataError) -> (CSVTable.Row, Bool)? {
+        guard position < bytes.count else { return nil }
+        let b = bytes[position]
+        let blank = b == UInt8(ascii: "\n") || b == UInt8(ascii: "\r")
+        guard let row = try nextRow() else { return nil }
+        return (row, blank)
+    }
 
     mutating func nextRow() throws(DataError) -> CSVTable.Row? {
         guard position < bytes.count else { return nil }

@@ -172,8 +172,22 @@ public struct Catalog: Sendable {
             columnValues.append(ids.map { feature.values[$0] ?? feature.defaultValue })
         }
         var seen = Set<String>()
-        for column in columns {
-            precondition(seen.insert(column.name).inserted, "Feature column name \"\(column.name)\" is used twice in the schema")
+        for column in columns where !seen.insert(column.name).inserted {
+            throw DataError(.invalidValue, source: table.source, field: column.name,
+                            detail: "the schema derives the feature column \"\(column.name)\" twice (from column \"\(column.source)\"); give one feature a distinct name")
+        }
+        // Every feature value must be finite: a column whose values overflow (a sum past
+        // Double.greatestFiniteMagnitude while z-scoring, a value past Float's range) would
+        // make every score NaN and every recommendation list silently empty.
+        for (c, values) in columnValues.enumerated() {
+            if let r = values.firstIndex(where: { !$0.isFinite }) {
+                let column = columns[c]
+                let detail = "feature column \"\(column.name)\" (from \"\(column.source)\") is not finite for item \"\(DataError.truncated(ids[r]))\": its values overflow Float after transformation and standardization (center \(column.center), scale \(column.scale)); rescale the column"
+                if let tc = table.optionalColumn(named: column.source), r < table.rows.count {
+                    throw table.error(.nonFinite, row: table.rows[r], column: tc, detail: detail)
+                }
+                throw DataError(.nonFinite, source: table.source, field: column.name, detail: detail)
+            }
         }
         self.columns = columns
         var groups: [String] = []
@@ -237,17 +251,31 @@ private enum FeatureBuilder {
                 }
             }
             let observed = raw.indices.filter { !missing[$0] }.map { raw[$0] }.sorted()
-            let median = observed.isEmpty ? 0 : (observed[(observed.count - 1) / 2] + observed[observed.count / 2]) / 2
+            let median = observed.isEmpty ? 0 : observed[(observed.count - 1) / 2] / 2 + observed[observed.count / 2] / 2
             for r in 0..<n where missing[r] { raw[r] = median }
             var center = 0.0, scale = 1.0
             if standardize, n > 0 {
                 center = raw.reduce(0, +) / Double(n)
-                let variance = raw.reduce(0) { $0 + ($1 - center) * ($1 - center) } / Double(n)
-                scale = variance > 0 ? variance.squareRoot() : 1
+                var variance = raw.reduce(0) { $0 + ($1 - center) * ($1 - center) } / Double(n)
+                if !center.isFinite || !variance.isFinite {
+                    // The sums overflowed (1e308 in a cell is a legal, if odd, value): redo them
+                    // scaled by the largest magnitude, which cannot overflow.
+                    let unit = raw.reduce(0) { max($0, abs($1)) }
+                    let mean = raw.reduce(0) { $0 + $1 / unit } / Double(n)
+                    variance = raw.reduce(0) { $0 + ($1 / unit - mean) * ($1 / unit - mean) } / Double(n)
+                    center = mean * unit
+                    variance = variance * unit * unit
+                    scale = variance > 0 && variance.isFinite ? variance.squareRoot() : unit
+                } else {
+                    scale = variance > 0 ? variance.squareRoot() : 1
+                }
             }
             columns.append(FeatureColumn(name: spec.name, group: spec.group, source: spec.column,
                                          role: .value, center: center, scale: scale))
-            values.append(raw.map { Float(($0 - center) / scale) })
+            values.append(raw.map { x in
+                let z = (x - center) / scale
+                return Float(z.isFinite ? z : x / scale - center / scale)
+            })
         case let .categorical(categories):
             var labels: [String] = table.rows.map { $0[c].trimmedSpaces }
             let allowed = categories ?? Array(Set(labels.filter { !$0.isEmpty })).sorted()
@@ -274,8 +302,10 @@ private enum FeatureBuilder {
                 values.append(oneHot[k])
             }
         case let .bins(edges, labels):
-            precondition(labels.count == edges.count + 1 && edges == edges.sorted(),
-                         "Bins need sorted edges and one more label than edges")
+            guard labels.count == edges.count + 1, edges.allSatisfy(\.isFinite), zip(edges, edges.dropFirst()).allSatisfy({ $0 < $1 }) else {
+                throw DataError(.invalidValue, source: table.source, field: spec.name,
+                                detail: "feature \"\(spec.name)\": bins need finite, strictly increasing edges and one more label than edges")
+            }
             var oneHot = [[Float]](repeating: [Float](repeating: 0, count: n), count: labels.count)
             for (r, row) in table.rows.enumerated() {
                 guard let v = try value(table, row, c, spec) else { missing[r] = true; continue }

@@ -31,13 +31,15 @@ public struct ItemProfile: Sendable, Hashable, Codable {
         self.preferences = preferences
     }
 
-    enum CodingKeys: String, CodingKey { case home, maxDistanceMiles = "max_distance_miles", preferences }
+    enum CodingKeys: String, CodingKey, CaseIterable { case home, maxDistanceMiles = "max_distance_miles", preferences }
 
     /// Decodes a profile, filling defaults for absent fields.
     ///
     /// - Parameter decoder: The decoder.
-    /// - Throws: `DecodingError` for wrong types; `DataError` for a coordinate out of range.
+    /// - Throws: `DecodingError` for wrong types or unknown keys; `DataError` for a coordinate
+    ///   out of range.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         home = try c.decodeIfPresent(GeoPoint.self, forKey: .home)
         maxDistanceMiles = try c.decodeIfPresent(Double.self, forKey: .maxDistanceMiles) ?? 500
@@ -62,13 +64,17 @@ public struct ItemProfile: Sendable, Hashable, Codable {
     /// - Parameter source: The name shown in errors.
     /// - Throws: `DataError` `.outOfRange` naming the field.
     public func validate(source: String = "profile") throws(DataError) {
-        guard maxDistanceMiles.isFinite && maxDistanceMiles > 0 else {
+        guard maxDistanceMiles.isFinite && maxDistanceMiles > 0 && maxDistanceMiles <= 25_000 else {
             throw DataError(.outOfRange, source: source, field: "max_distance_miles",
-                            detail: "max_distance_miles: must be a positive number of miles, got \(maxDistanceMiles)")
+                            detail: "max_distance_miles: must be a number of miles in (0, 25000], got \(maxDistanceMiles)")
+        }
+        guard preferences.count <= 1_024 else {
+            throw DataError(.outOfRange, source: source, field: "preferences",
+                            detail: "preferences: at most 1024 keys, got \(preferences.count)")
         }
         for (key, value) in preferences.sorted(by: { $0.key < $1.key }) where !(value.isFinite && abs(value) <= 5) {
-            throw DataError(.outOfRange, source: source, field: "preferences.\(key)",
-                            detail: "preferences.\(key): must be a finite weight in -5...5, got \(value)")
+            let field = "preferences.\(DataError.truncated(key))"
+            throw DataError(.outOfRange, source: source, field: field, detail: "\(field): must be a finite weight in -5...5, got \(value)")
         }
     }
 }
@@ -156,8 +162,9 @@ public struct ItemMatcher: Matcher {
     public func student(_ profile: ItemProfile) throws(DataError) -> ItemUser {
         try profile.validate()
         for key in profile.preferences.keys.sorted() where columnIndex[key] == nil && key != "distance" && !catalog.groups.contains(key) {
-            throw DataError(.unknownReference, source: "profile", field: "preferences.\(key)",
-                            detail: "preferences.\(key): not a feature column, group or \"distance\" of \(catalog.source)")
+            let field = "preferences.\(DataError.truncated(key))"
+            throw DataError(.unknownReference, source: "profile", field: field,
+                            detail: "\(field): not a feature column, group or \"distance\" of \(catalog.source)")
         }
         var values = Matrix(rows: 1, columns: catalog.count)
         var distances: [Float] = []

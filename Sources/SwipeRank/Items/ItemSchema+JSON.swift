@@ -29,14 +29,7 @@ extension ItemSchema {
     ///   or mistyped field, an unknown kind/transform/missing policy, unsorted or non-finite
     ///   bin edges, a wrong label count, duplicate categories, or no features at all.
     public static func decode(json: Data, source: String) throws(DataError) -> ItemSchema {
-        let file: SchemaFile
-        do {
-            file = try JSONDecoder().decode(SchemaFile.self, from: json)
-        } catch let error as DecodingError {
-            throw DataError.decoding(error, source: source)
-        } catch {
-            throw DataError(.unreadable, source: source, detail: "cannot decode schema: \(error)")
-        }
+        let file = try JSONInput.decode(SchemaFile.self, from: json, source: source)
         func invalid(_ field: String, _ detail: String) -> DataError {
             DataError(.invalidValue, source: source, field: field, detail: "\(field): \(detail)")
         }
@@ -87,6 +80,16 @@ extension ItemSchema {
         if let duplicate = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
             throw invalid("features", "two features are named \"\(duplicate)\" (set a distinct \"name\")")
         }
+        // The matrix columns each feature derives (`x`, `x=a`, `x_missing`) must not collide:
+        // `x_missing` as a feature's name next to an imputed `x` would make two columns one.
+        var derivedBy: [String: Int] = [:]
+        for (i, spec) in features.enumerated() {
+            for column in spec.derivedColumnNames {
+                if let other = derivedBy.updateValue(i, forKey: column), other != i {
+                    throw invalid("features[\(i)].name", "derives the column \"\(column)\", which features[\(other)] also derives (set a distinct \"name\")")
+                }
+            }
+        }
         return ItemSchema(idColumn: file.idColumn, nameColumn: file.nameColumn,
                           coordinateColumns: file.coordinates.map { ($0.latitude, $0.longitude) },
                           textAttributes: file.textAttributes ?? [], numericAttributes: file.numericAttributes ?? [],
@@ -99,16 +102,38 @@ extension ItemSchema {
     /// - Returns: The schema.
     /// - Throws: `DataError` `.unreadable` when the file cannot be read, else as `decode(json:source:)`.
     public static func load(contentsOfFile path: String) throws(DataError) -> ItemSchema {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw DataError(.unreadable, source: path, detail: "cannot read the schema file")
-        }
-        return try decode(json: data, source: path)
+        try decode(json: InputFile.read(path, what: "schema file", maxBytes: 16 << 20), source: path)
     }
 }
 
-/// The JSON shape of a schema.
+extension FeatureSpec {
+    /// The matrix column names this feature produces that are known before the data is read
+    /// (the categories of a categorical feature without a list are found in the data).
+    var derivedColumnNames: [String] {
+        var names: [String] = []
+        switch kind {
+        case .numeric: names.append(name)
+        case let .categorical(categories): names += (categories ?? []).map { "\(name)=\($0)" }
+        case let .bins(_, labels): names += labels.map { "\(name)=\($0)" }
+        }
+        if missing == .imputeWithIndicator { names.append("\(name)_missing") }
+        return names
+    }
+}
+
+/// The JSON shape of a schema; every level rejects unknown keys.
 private struct SchemaFile: Decodable {
-    struct Coordinates: Decodable { var latitude: String; var longitude: String }
+    struct Coordinates: Decodable {
+        var latitude: String
+        var longitude: String
+        enum CodingKeys: String, CodingKey, CaseIterable { case latitude, longitude }
+        init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            latitude = try c.decode(String.self, forKey: .latitude)
+            longitude = try c.decode(String.self, forKey: .longitude)
+        }
+    }
     struct Feature: Decodable {
         var column: String
         var kind: String
@@ -120,6 +145,23 @@ private struct SchemaFile: Decodable {
         var categories: [String]?
         var edges: [Double]?
         var labels: [String]?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case column, kind, group, name, transform, standardize, missing, categories, edges, labels
+        }
+        init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            column = try c.decode(String.self, forKey: .column)
+            kind = try c.decode(String.self, forKey: .kind)
+            group = try c.decode(String.self, forKey: .group)
+            name = try c.decodeIfPresent(String.self, forKey: .name)
+            transform = try c.decodeIfPresent(String.self, forKey: .transform)
+            standardize = try c.decodeIfPresent(Bool.self, forKey: .standardize)
+            missing = try c.decodeIfPresent(String.self, forKey: .missing)
+            categories = try c.decodeIfPresent([String].self, forKey: .categories)
+            edges = try c.decodeIfPresent([Double].self, forKey: .edges)
+            labels = try c.decodeIfPresent([String].self, forKey: .labels)
+        }
     }
 
     var idColumn: String
@@ -129,8 +171,19 @@ private struct SchemaFile: Decodable {
     var numericAttributes: [String]?
     var features: [Feature]
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case idColumn = "id_column", nameColumn = "name_column", coordinates
         case textAttributes = "text_attributes", numericAttributes = "numeric_attributes", features
+    }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        idColumn = try c.decode(String.self, forKey: .idColumn)
+        nameColumn = try c.decode(String.self, forKey: .nameColumn)
+        coordinates = try c.decodeIfPresent(Coordinates.self, forKey: .coordinates)
+        textAttributes = try c.decodeIfPresent([String].self, forKey: .textAttributes)
+        numericAttributes = try c.decodeIfPresent([String].self, forKey: .numericAttributes)
+        features = try c.decode([Feature].self, forKey: .features)
     }
 }

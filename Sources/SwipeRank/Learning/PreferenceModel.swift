@@ -118,10 +118,58 @@ public struct PreferenceModel: Sendable, Codable, Equatable {
     /// - Complexity: O(D²).
     public func variance(along z: [Double]) -> Double { factor.inverseQuadraticForm(z) }
 
+    /// A digest of the model's exact state (the bit patterns of both means and the factor), so
+    /// a replayed session can prove it reached the same model.
+    ///
+    /// - Complexity: O(D²).
+    public var digest: String {
+        var hasher = FNV1a64()
+        hasher.combine(UInt64(dimension))
+        for v in priorMean { hasher.combine(v.bitPattern) }
+        for v in mean { hasher.combine(v.bitPattern) }
+        for v in factor.lower { hasher.combine(v.bitPattern) }
+        return hasher.hexDigest
+    }
+
     /// The posterior variances along many vectors (one triangular solve for all).
     ///
     /// - Parameter vectors: D values each.
     /// - Returns: One variance per vector.
     /// - Complexity: O(D² × count).
     public func variances(along vectors: [[Double]]) -> [Double] { factor.inverseQuadraticForms(vectors) }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case dimension, priorPrecision, offset, scale, priorMean, mean, factor
+    }
+
+    /// Decodes a model and checks it is one: every length equal to `dimension`, every value
+    /// finite, a valid Cholesky factor, a positive precision and scale. A tampered model is an
+    /// error here, never a memory fault or NaN later.
+    ///
+    /// - Parameter decoder: The decoder.
+    /// - Throws: `DecodingError` naming the field.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        dimension = try c.decode(Int.self, forKey: .dimension)
+        priorPrecision = try c.decode(Double.self, forKey: .priorPrecision)
+        offset = try c.decode(Double.self, forKey: .offset)
+        scale = try c.decode(Double.self, forKey: .scale)
+        priorMean = try c.decode([Double].self, forKey: .priorMean)
+        mean = try c.decode([Double].self, forKey: .mean)
+        factor = try c.decode(CholeskyFactor.self, forKey: .factor)
+        func fail(_ key: CodingKeys, _ detail: String) -> DecodingError {
+            DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: detail)
+        }
+        guard (0...4_096).contains(dimension) else { throw fail(.dimension, "must be in 0...4096, got \(dimension)") }
+        guard priorPrecision.isFinite, priorPrecision > 0 else { throw fail(.priorPrecision, "must be positive and finite") }
+        guard offset.isFinite else { throw fail(.offset, "must be finite") }
+        guard scale.isFinite, scale > 0 else { throw fail(.scale, "must be positive and finite") }
+        guard priorMean.count == dimension, priorMean.allSatisfy(\.isFinite) else {
+            throw fail(.priorMean, "must hold \(dimension) finite values, has \(priorMean.count)")
+        }
+        guard mean.count == dimension, mean.allSatisfy(\.isFinite) else {
+            throw fail(.mean, "must hold \(dimension) finite values, has \(mean.count)")
+        }
+        guard factor.dimension == dimension else { throw fail(.factor, "has dimension \(factor.dimension), the model \(dimension)") }
+    }
 }

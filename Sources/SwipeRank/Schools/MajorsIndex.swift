@@ -69,7 +69,15 @@ public struct MajorsIndex: Sendable {
             guard !code.isEmpty else {
                 throw table.error(.missingValue, row: row, column: cip, detail: "empty cip_code")
             }
-            let count = try table.number(row: row, column: completers).map { Int($0) }
+            var count: Int?
+            if let value = try table.number(row: row, column: completers) {
+                // A count of people: a whole number no larger than any school could graduate.
+                guard value >= 0, value <= 10_000_000, value == value.rounded() else {
+                    throw table.error(.outOfRange, row: row, column: completers,
+                                      detail: "completers must be a whole number in 0...10000000, got \(value)")
+                }
+                count = Int(value)
+            }
             titles[code] = row[name]
             offerings[code, default: []].append(Offering(row: r, completers: count))
             programs[r].insert(code)
@@ -100,7 +108,14 @@ public struct MajorsIndex: Sendable {
         self.familyShares = shares
         self.programs = programs
         self.families = programs.map { Set($0.map { String($0.prefix(2)) }) }
+        self.normalizedTitles = titles.map { (code: $0.key, padded: " \(MajorsIndex.normalize($0.value)) ") }
+            .sorted { $0.code < $1.code }
     }
+
+    /// Every title normalized once (lowercased, punctuation to spaces, padded with spaces), by
+    /// code: resolving a name is then one substring test per title, not a re-normalization of
+    /// every title per request.
+    let normalizedTitles: [(code: String, padded: String)]
 
     /// Resolves what a student typed to CIP codes.
     ///
@@ -127,15 +142,13 @@ public struct MajorsIndex: Sendable {
         // Every title that contains the words as a phrase: "Nursing" is 51.16 "Nursing" and
         // 51.38 "Registered Nursing, …", "Psychology" every psychology field.
         let phrase = " \(key) "
-        let codes = titles.filter { " \(MajorsIndex.normalize($0.value)) ".contains(phrase) }.keys.sorted()
+        let codes = normalizedTitles.filter { $0.padded.contains(phrase) }.map(\.code)
         if !codes.isEmpty { return ResolvedMajor(label: query, cipCodes: codes) }
-        let words = key.split(separator: " ").filter { $0.count > 3 }
-        let suggestions = titles.values.filter { title in
-            let t = MajorsIndex.normalize(title)
-            return words.contains { t.contains($0) }
-        }.sorted().prefix(5)
+        let words = key.split(separator: " ").filter { $0.count > 3 }.prefix(8)
+        let suggestions = normalizedTitles.filter { title in words.contains { title.padded.contains($0) } }
+            .compactMap { titles[$0.code] }.sorted().prefix(5)
         throw DataError(.unknownReference, source: "profile", field: "intended_majors",
-                        detail: "unknown major \"\(query)\"" + (suggestions.isEmpty ? "" : "; did you mean: \(suggestions.joined(separator: "; "))?"))
+                        detail: "unknown major \"\(DataError.truncated(query))\"" + (suggestions.isEmpty ? "" : "; did you mean: \(suggestions.joined(separator: "; "))?"))
     }
 
     static func normalize(_ text: String) -> String {

@@ -72,17 +72,17 @@ extension SchoolMatcher {
         case "distance":
             guard row < student.distances.count else { return nil }
             let d = Double(student.distances[row])
-            return d <= profile.maxDistanceMiles ? "Close to home (\(Int(d.rounded())) mi)"
-                : "Just beyond your range (\(Int(d.rounded())) mi)"
+            return d <= profile.maxDistanceMiles ? "Close to home (\(whole(d)) mi)"
+                : "Just beyond your range (\(whole(d)) mi)"
         case "academic_fit":
             guard let sat = profile.sat, let s = number("sat_avg", row) else { return nil }
-            return "Strong academic fit (average SAT \(Int(s)), yours \(Int(sat)))"
+            return "Strong academic fit (average SAT \(whole(s)), yours \(whole(sat)))"
         case "selectivity":
             guard let rate = number("admission_rate", row) else { return nil }
             return "Selective: admits \(percent(rate))"
         case "academics":
             guard let s = number("sat_avg", row) else { return nil }
-            return "Academically strong (average SAT \(Int(s)))"
+            return "Academically strong (average SAT \(whole(s)))"
         case "size":
             guard let n = number("undergrad_enrollment", row) else { return nil }
             let band = n < 5000 ? StudentProfile.SizePreference.small : n < 15000 ? .medium : .large
@@ -128,9 +128,15 @@ extension SchoolMatcher {
         }
     }
 
-    private func percent(_ x: Double) -> String { "\(Int((x * 100).rounded()))%" }
+    private func percent(_ x: Double) -> String { "\(whole(x * 100))%" }
     private func dollars(_ x: Double) -> String { "$" + grouped(x) }
+    /// A value as a whole number; one too large for `Int` (a catalog may hold any finite
+    /// number) in scientific notation instead of trapping.
+    private func whole(_ x: Double) -> String {
+        abs(x) < 1e15 ? String(Int(x.rounded())) : String(format: "%.3g", x)
+    }
     private func grouped(_ x: Double) -> String {
+        guard abs(x) < 1e15 else { return String(format: "%.3g", x) }
         let n = Int(x.rounded())
         let digits = String(abs(n))
         var out = ""

@@ -102,7 +102,7 @@ public struct StudentProfile: Sendable, Hashable, Codable {
         self.earningsPriority = earningsPriority
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case home, homeState = "home_state", maxDistanceMiles = "max_distance_miles"
         case annualBudget = "annual_budget", sat, intendedMajors = "intended_majors"
         case sizePreference = "size_preference", controlPreference = "control_preference"
@@ -113,8 +113,9 @@ public struct StudentProfile: Sendable, Hashable, Codable {
     /// Decodes a profile, filling defaults for absent optional fields.
     ///
     /// - Parameter decoder: The decoder.
-    /// - Throws: `DecodingError` for wrong types or unknown enum values.
+    /// - Throws: `DecodingError` for wrong types, unknown keys or unknown enum values.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         home = try c.decodeIfPresent(GeoPoint.self, forKey: .home)
         homeState = try c.decodeIfPresent(String.self, forKey: .homeState)
@@ -143,34 +144,56 @@ public struct StudentProfile: Sendable, Hashable, Codable {
         return profile
     }
 
-    /// Checks every range.
+    /// The most intended majors a profile may list: each costs a lookup in the majors index.
+    public static var maxIntendedMajors: Int { 20 }
+    /// The longest text a profile field may hold, in UTF-8 bytes.
+    public static var maxTextLength: Int { 200 }
+    /// The largest profile JSON accepted, in bytes.
+    public static var maxJSONBytes: Int { 64 << 10 }
+
+    /// Checks every range and size.
+    ///
+    /// Ranges keep every derived number finite and every conversion exact: a distance up to
+    /// 25,000 miles (more than any two points on Earth), a budget of $1 to $10 million.
     ///
     /// - Parameter source: The name shown in errors.
     /// - Throws: `DataError` `.outOfRange` or `.invalidValue` naming the field.
     public func validate(source: String = "profile") throws(DataError) {
-        func check(_ ok: Bool, _ field: String, _ detail: String) throws(DataError) {
-            if !ok { throw DataError(.outOfRange, source: source, field: field, detail: "\(field): \(detail)") }
+        func check(_ ok: Bool, _ field: String, _ detail: @autoclosure () -> String) throws(DataError) {
+            if !ok { throw DataError(.outOfRange, source: source, field: field, detail: "\(field): \(detail())") }
         }
-        try check(maxDistanceMiles.isFinite && maxDistanceMiles > 0, "max_distance_miles", "must be a positive number of miles, got \(maxDistanceMiles)")
-        if let annualBudget { try check(annualBudget.isFinite && annualBudget > 0, "annual_budget", "must be a positive number of dollars, got \(annualBudget)") }
+        try check(maxDistanceMiles.isFinite && maxDistanceMiles > 0 && maxDistanceMiles <= 25_000, "max_distance_miles",
+                  "must be a number of miles in (0, 25000], got \(maxDistanceMiles)")
+        if let annualBudget {
+            try check(annualBudget.isFinite && (1...10_000_000).contains(annualBudget), "annual_budget",
+                      "must be a number of dollars in 1...10000000, got \(annualBudget)")
+        }
+        try check(intendedMajors.count <= StudentProfile.maxIntendedMajors, "intended_majors",
+                  "at most \(StudentProfile.maxIntendedMajors) majors, got \(intendedMajors.count)")
+        for (i, major) in intendedMajors.enumerated() {
+            try check(major.utf8.count <= StudentProfile.maxTextLength, "intended_majors[\(i)]",
+                      "at most \(StudentProfile.maxTextLength) bytes, got \(major.utf8.count)")
+        }
         if let sat { try check((400...1600).contains(sat), "sat", "must be in 400...1600, got \(sat)") }
         try check((0...1).contains(academicPriority), "academic_priority", "must be in 0...1, got \(academicPriority)")
         try check((0...1).contains(earningsPriority), "earnings_priority", "must be in 0...1, got \(earningsPriority)")
         if let homeState {
-            try check(homeState.count == 2 && homeState.allSatisfy { $0.isUppercase && $0.isLetter }, "home_state",
-                      "must be a two-letter state code such as \"MA\", got \"\(homeState)\"")
+            try check(homeState.utf8.count == 2 && homeState.utf8.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) },
+                      "home_state", "must be a two-letter state code such as \"MA\", got \"\(DataError.truncated(homeState))\"")
         }
     }
 }
 
 extension GeoPoint {
-    enum CodingKeys: String, CodingKey { case latitude, longitude }
+    enum CodingKeys: String, CodingKey, CaseIterable { case latitude, longitude }
 
     /// Decodes and range-checks a point.
     ///
     /// - Parameter decoder: The decoder.
-    /// - Throws: `DataError` `.outOfRange` for a coordinate out of range.
+    /// - Throws: `DataError` `.outOfRange` for a coordinate out of range; `DecodingError` for an
+    ///   unknown key.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         try self.init(latitude: try c.decode(Double.self, forKey: .latitude),
                       longitude: try c.decode(Double.self, forKey: .longitude))
@@ -182,15 +205,11 @@ extension DataError {
     /// naming the field; a `home` out of range is reported as `home.latitude` / `home.longitude`.
     static func decodeProfile<T: Decodable>(_ type: T.Type, json: Data, source: String) throws(DataError) -> T {
         do {
-            return try JSONDecoder().decode(type, from: json)
-        } catch let error as DecodingError {
-            throw decoding(error, source: source)
-        } catch let error as DataError {
-            // GeoPoint validates its own ranges while decoding.
+            return try JSONInput.decode(type, from: json, source: source, maxBytes: StudentProfile.maxJSONBytes)
+        } catch where error.field == "latitude" || error.field == "longitude" {
+            // GeoPoint validates its own ranges while decoding; it only appears as `home`.
             let field = "home.\(error.field ?? "")"
             throw DataError(error.kind, source: source, field: field, detail: "\(field): \(error.detail)")
-        } catch {
-            throw DataError(.unreadable, source: source, detail: "cannot decode profile: \(error)")
         }
     }
 
@@ -198,7 +217,8 @@ extension DataError {
     /// profile's choice fields).
     static func decoding(_ error: DecodingError, source: String) -> DataError {
         func path(_ keys: [any CodingKey]) -> String {
-            keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            DataError.truncated(keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+                .replacingOccurrences(of: ".[", with: "["), limit: 128)
         }
         switch error {
         case let .typeMismatch(_, context), let .valueNotFound(_, context):

@@ -17,8 +17,9 @@ public struct ScoringWorkspace: Sendable {
 }
 
 extension Catalog {
-    /// Writes every item's raw score, `X · w + Rᵀ · β`, into `scores`: one `cblas_sgemv` over
-    /// the feature-major catalog and one over the k × N relative terms.
+    /// Writes every item's raw score, `X · w + Rᵀ · β`, into `scores`: one pass over the
+    /// feature-major catalog and one over the k × N relative terms, each summed in a fixed
+    /// order (no BLAS), so a score is bit-identical on any machine and BLAS thread count.
     ///
     /// - Parameters:
     ///   - weights: The student's weights (d features, k terms).
@@ -28,13 +29,8 @@ extension Catalog {
     public func scores(weights: PreferenceWeights, terms: RelativeTerms?, into scores: inout [Float]) {
         precondition(weights.features.count == dimension,
                      "Weights have \(weights.features.count) features, the catalog \(dimension)")
-        if scores.count != count { scores = [Float](repeating: 0, count: count) }
-        featuresByColumn.multiplyTransposed(weights.features, into: &scores)
-        if let terms {
-            precondition(terms.values.columns == count && weights.terms.count == terms.values.rows,
-                         "Relative terms do not match the catalog or the term weights")
-            terms.values.multiplyTransposed(weights.terms, into: &scores, beta: 1)
-        }
+        featuresByColumn.multiplyTransposedInOrder(weights.features, into: &scores)
+        if let terms { terms.addWeighted(weights.terms, into: &scores) }
     }
 
     /// Scores every item and selects the best `k`, reusing the workspace's buffers.
@@ -79,7 +75,7 @@ extension Catalog {
         for r in 0..<s {
             // Per-student terms differ, so they are added row by row (k × N each).
             for i in 0..<count { row[i] = result[r, i] }
-            terms[r].values.multiplyTransposed(weights[r].terms, into: &row, beta: 1)
+            terms[r].addWeighted(weights[r].terms, into: &row)
             result.withUnsafeMutableBufferPointer { buffer in
                 for i in 0..<count { buffer[r * count + i] = row[i] }
             }

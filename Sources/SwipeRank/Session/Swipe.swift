@@ -51,6 +51,8 @@ public struct SwipeError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let alreadySwiped = Kind(name: "card already swiped")
         /// Feedback for a card that has no open feedback prompt, or an option it did not offer.
         public static let invalidFeedback = Kind(name: "invalid feedback")
+        /// The swipe itself is malformed (an id too long).
+        public static let invalidSwipe = Kind(name: "invalid swipe")
         /// The learning update failed numerically (state unchanged).
         public static let numerical = Kind(name: "numerical failure")
         /// The name of the reason.

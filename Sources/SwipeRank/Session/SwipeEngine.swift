@@ -1,32 +1,142 @@
+import Foundation
+
 /// Settings of the learning engine. Every default is documented where it acts.
+///
+/// Decoding from JSON fills absent fields with the defaults, rejects unknown keys (a typo must
+/// not silently fall back to a default) and validates every value (`validate()`), so a
+/// configuration file can never put the engine into a state that traps.
 public struct EngineConfiguration: Sendable, Hashable, Codable {
-    /// Slightly-beyond band: preferred < distance ≤ expansion × preferred.
+    /// Slightly-beyond band: preferred < distance ≤ expansion × preferred (1…100).
     public var expansion: Double = 1.5
-    /// Band shares: nearby, slightly beyond, discovery.
+    /// Band shares: nearby, slightly beyond, discovery (three non-negative numbers summing to 1).
     public var bandShares: [Double] = [0.5, 0.3, 0.2]
-    /// Every how many cards a probe is served (`Int.max`: no probes, an evaluation baseline).
+    /// Every how many cards a probe is served, ≥ 1 (`Int.max`: no probes, an evaluation baseline).
     public var probeInterval: Int = 4
     /// Whether cards are mixed 50/30/20 across geographic bands (off: one pool, an evaluation
     /// baseline; the distance term still scores).
     public var geographicMixing = true
-    /// Prior precision τ of each weight (3: a prior standard deviation of 0.58 around the cold start;
-    /// tuned on simulated students, see the learning test).
+    /// Prior precision τ of each weight, in (0, 10⁶] (3: a prior standard deviation of 0.58
+    /// around the cold start; tuned on simulated students, see the learning test).
     public var priorPrecision: Double = 3
-    /// Forgetting factor λ applied before each swipe in the stable phase.
+    /// Forgetting factor λ in (0, 1] applied before each swipe in the stable phase.
     public var stableForgetting: Double = 0.97
     /// Feedback is never asked twice within this many swipes, per phase (discovery,
-    /// refinement, stable): often while learning, rarely once settled.
+    /// refinement, stable): often while learning, rarely once settled. Each 0…10⁶.
     public var feedbackCooldown: [LearningPhase: Int] = [.discovery: 3, .refinement: 5, .stable: 8]
     /// A dislike of a card predicted at or above this match (or a like at or below 1 − it) is a
-    /// pattern break that triggers feedback.
+    /// pattern break that triggers feedback; in [0.5, 1].
     public var patternBreakConfidence: Double = 0.75
-    /// Multiplies every feedback adjustment.
+    /// Multiplies every feedback adjustment; in [0, 100].
     public var feedbackStrength: Double = 1
-    /// Raw-score bonus for discovery cards from a region the student has not been shown.
+    /// Raw-score bonus for discovery cards from a region the student has not been shown; |x| ≤ 100.
     public var discoveryNoveltyBonus: Float = 0.75
 
     /// The defaults.
     public init() {}
+
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case expansion, bandShares, probeInterval, geographicMixing, priorPrecision, stableForgetting
+        case feedbackCooldown, patternBreakConfidence, feedbackStrength, discoveryNoveltyBonus
+    }
+
+    /// Decodes a configuration: absent fields keep their defaults, unknown keys are rejected,
+    /// every value is validated.
+    ///
+    /// - Parameter decoder: The decoder.
+    /// - Throws: `DecodingError` for a wrong type or an unknown key; `DataError` naming the
+    ///   field for a value out of range.
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        var config = EngineConfiguration()
+        if let v = try c.decodeIfPresent(Double.self, forKey: .expansion) { config.expansion = v }
+        if let v = try c.decodeIfPresent([Double].self, forKey: .bandShares) { config.bandShares = v }
+        if let v = try c.decodeIfPresent(Int.self, forKey: .probeInterval) { config.probeInterval = v }
+        if let v = try c.decodeIfPresent(Bool.self, forKey: .geographicMixing) { config.geographicMixing = v }
+        if let v = try c.decodeIfPresent(Double.self, forKey: .priorPrecision) { config.priorPrecision = v }
+        if let v = try c.decodeIfPresent(Double.self, forKey: .stableForgetting) { config.stableForgetting = v }
+        if let v = try c.decodeIfPresent([String: Int].self, forKey: .feedbackCooldown) {
+            var cooldown: [LearningPhase: Int] = [:]
+            for (key, value) in v {
+                guard let phase = LearningPhase(rawValue: key) else {
+                    throw DataError(.invalidValue, source: "configuration", field: "feedbackCooldown.\(key)",
+                                    detail: "feedbackCooldown.\(key): not a phase (discovery, refinement, stable)")
+                }
+                cooldown[phase] = value
+            }
+            config.feedbackCooldown = cooldown
+        }
+        if let v = try c.decodeIfPresent(Double.self, forKey: .patternBreakConfidence) { config.patternBreakConfidence = v }
+        if let v = try c.decodeIfPresent(Double.self, forKey: .feedbackStrength) { config.feedbackStrength = v }
+        if let v = try c.decodeIfPresent(Float.self, forKey: .discoveryNoveltyBonus) { config.discoveryNoveltyBonus = v }
+        try config.validate()
+        self = config
+    }
+
+    /// Encodes every field (the cooldowns by phase name).
+    ///
+    /// - Parameter encoder: The encoder.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(expansion, forKey: .expansion)
+        try c.encode(bandShares, forKey: .bandShares)
+        try c.encode(probeInterval, forKey: .probeInterval)
+        try c.encode(geographicMixing, forKey: .geographicMixing)
+        try c.encode(priorPrecision, forKey: .priorPrecision)
+        try c.encode(stableForgetting, forKey: .stableForgetting)
+        try c.encode(Dictionary(uniqueKeysWithValues: feedbackCooldown.map { ($0.key.rawValue, $0.value) }), forKey: .feedbackCooldown)
+        try c.encode(patternBreakConfidence, forKey: .patternBreakConfidence)
+        try c.encode(feedbackStrength, forKey: .feedbackStrength)
+        try c.encode(discoveryNoveltyBonus, forKey: .discoveryNoveltyBonus)
+    }
+
+    /// Checks every value's range.
+    ///
+    /// - Throws: `DataError` `.outOfRange` naming the field.
+    public func validate() throws(DataError) {
+        func check(_ ok: Bool, _ field: String, _ detail: String) throws(DataError) {
+            if !ok { throw DataError(.outOfRange, source: "configuration", field: field, detail: "\(field): \(detail)") }
+        }
+        try check(expansion.isFinite && (1...100).contains(expansion), "expansion", "must be in 1...100, got \(expansion)")
+        try check(bandShares.count == 3 && bandShares.allSatisfy { $0.isFinite && $0 >= 0 } && abs(bandShares.reduce(0, +) - 1) < 1e-9,
+                  "bandShares", "must be three non-negative shares summing to 1, got \(bandShares)")
+        try check(probeInterval >= 1, "probeInterval", "must be at least 1, got \(probeInterval)")
+        try check(priorPrecision.isFinite && priorPrecision > 0 && priorPrecision <= 1e6, "priorPrecision",
+                  "must be in (0, 1e6], got \(priorPrecision)")
+        try check(stableForgetting.isFinite && stableForgetting > 0 && stableForgetting <= 1, "stableForgetting",
+                  "must be in (0, 1], got \(stableForgetting)")
+        for (phase, value) in feedbackCooldown.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            try check((0...1_000_000).contains(value), "feedbackCooldown.\(phase.rawValue)", "must be in 0...1000000, got \(value)")
+        }
+        try check(patternBreakConfidence.isFinite && (0.5...1).contains(patternBreakConfidence), "patternBreakConfidence",
+                  "must be in 0.5...1, got \(patternBreakConfidence)")
+        try check(feedbackStrength.isFinite && (0...100).contains(feedbackStrength), "feedbackStrength",
+                  "must be in 0...100, got \(feedbackStrength)")
+        try check(discoveryNoveltyBonus.isFinite && abs(discoveryNoveltyBonus) <= 100, "discoveryNoveltyBonus",
+                  "must be finite with |x| ≤ 100, got \(discoveryNoveltyBonus)")
+    }
+
+    /// Parses and validates a configuration from JSON.
+    ///
+    /// - Parameters:
+    ///   - json: The JSON bytes.
+    ///   - source: The name shown in errors.
+    /// - Returns: The configuration.
+    /// - Throws: `DataError` with line:column for malformed JSON, the field for a wrong type,
+    ///   an unknown key or a value out of range.
+    public static func decode(json: Data, source: String) throws(DataError) -> EngineConfiguration {
+        try JSONInput.decode(EngineConfiguration.self, from: json, source: source)
+    }
+
+    /// A digest of every setting that changes what a session learns or serves, for snapshots:
+    /// a session restored under another configuration would not continue identically.
+    var digest: String {
+        var hasher = FNV1a64()
+        hasher.combine("\(expansion)|\(bandShares)|\(probeInterval)|\(geographicMixing)|\(priorPrecision)|\(stableForgetting)|")
+        for phase in LearningPhase.allCases { hasher.combine("\(phase.rawValue)=\(feedbackCooldown[phase] ?? 0)|") }
+        hasher.combine("\(patternBreakConfidence)|\(feedbackStrength)|\(discoveryNoveltyBonus)")
+        return hasher.hexDigest
+    }
 }
 
 /// The shared, immutable part of the engine: the catalog, the matcher and the configuration.
@@ -47,17 +157,31 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     public let configuration: EngineConfiguration
     let mixer: GeographicMixer
     let probes: ProbeScheduler
+    /// The region of every item, shared by all sessions (per-catalog data is never copied
+    /// into a session).
+    let regions: RegionCodes
+    /// `Catalog.fingerprint`, computed once: snapshots carry it.
+    public let catalogFingerprint: String
 
     /// Creates an engine.
     ///
     /// - Parameters:
     ///   - matcher: The matcher over the catalog.
-    ///   - configuration: Settings.
+    ///   - configuration: Settings; must pass `EngineConfiguration.validate()` (a programmer
+    ///     error otherwise: configurations read from data are validated when decoded).
+    /// - Complexity: O(N × d) (the catalog fingerprint).
     public init(matcher: M, configuration: EngineConfiguration = EngineConfiguration()) {
+        do { try configuration.validate() } catch { preconditionFailure("Invalid EngineConfiguration: \(error.detail)") }
+        self.init(matcher: matcher, configuration: configuration, fingerprint: matcher.catalog.fingerprint)
+    }
+
+    private init(matcher: M, configuration: EngineConfiguration, fingerprint: String) {
         self.matcher = matcher
         self.configuration = configuration
         self.mixer = GeographicMixer(shares: configuration.bandShares)
         self.probes = ProbeScheduler(interval: configuration.probeInterval)
+        self.regions = RegionCodes(catalog: matcher.catalog, attribute: matcher.regionAttribute)
+        self.catalogFingerprint = fingerprint
     }
 
     /// The same engine with a changed configuration (an evaluation ablation, a tuned variant).
@@ -67,7 +191,8 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     public func reconfigured(_ change: (inout EngineConfiguration) -> Void) -> SwipeEngine {
         var configuration = self.configuration
         change(&configuration)
-        return SwipeEngine(matcher: matcher, configuration: configuration)
+        do { try configuration.validate() } catch { preconditionFailure("Invalid EngineConfiguration: \(error.detail)") }
+        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint)
     }
 
     /// Starts a session for a student.
@@ -85,6 +210,15 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         try SwipeSession(engine: self, studentID: studentID, profile: profile, seed: seed)
     }
 
+    /// The prior of a new session: the cold-start weights with the configured precision.
+    ///
+    /// - Parameter student: The resolved student.
+    /// - Returns: The model before any swipe.
+    public func coldStartModel(for student: M.Student) -> PreferenceModel {
+        PreferenceModel(priorMean: matcher.coldStartWeights(for: student).combined, priorPrecision: configuration.priorPrecision,
+                        calibration: matcher.calibration)
+    }
+
     /// The number of model weights, D = d + k.
     public var modelDimension: Int { matcher.catalog.dimension + matcher.termNames.count }
 
@@ -100,6 +234,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     @_specialize(where M == ItemMatcher)
     public func combinedVector(row: Int, student: M.Student) -> [Double] {
         let catalog = matcher.catalog
+        precondition(row >= 0 && row < catalog.count, "combinedVector: row \(row) is not in the catalog")
         var z = [Double](repeating: 0, count: catalog.dimension + student.terms.names.count)
         catalog.features.withUnsafeBufferPointer { x in
             for j in 0..<catalog.dimension { z[j] = Double(x[row * catalog.dimension + j]) }
@@ -107,4 +242,27 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         for k in 0..<student.terms.names.count { z[catalog.dimension + k] = Double(student.terms[term: k, item: row]) }
         return z
     }
+}
+
+/// The region of each catalog row as a small integer code, for the discovery novelty bonus.
+struct RegionCodes: Sendable {
+    /// Region names, sorted.
+    let names: [String]
+    /// Per row, its region's index in `names`; empty when the matcher names no region attribute.
+    let codeOfRow: [Int32]
+
+    init(catalog: Catalog, attribute: String?) {
+        guard let attribute, let a = catalog.textAttribute(named: attribute) else {
+            names = []
+            codeOfRow = []
+            return
+        }
+        let values = catalog.textValues[a]
+        let names = Array(Set(values)).sorted()
+        let code = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, Int32($0)) })
+        self.names = names
+        codeOfRow = values.map { code[$0] ?? 0 }
+    }
+
+    func code(row: Int) -> Int? { codeOfRow.isEmpty ? nil : Int(codeOfRow[row]) }
 }

@@ -32,19 +32,21 @@ public struct ServedCard: Sendable, Hashable, Codable {
 // through value witnesses and reading fields through metadata (18% more instructions per
 // batch of cards here).
 
-/// A student's learning session: the cards served, the swipes, the preference model and the
-/// unseen cards in one pool per geographic band.
+/// A student's learning session: the cards served, the swipes and the preference model.
 ///
 /// A value type: each student's session is owned by whoever serves that student (one task, an
 /// actor, a database row via `snapshot()`), while the `SwipeEngine` it points to is shared.
 ///
 /// - Cards: `recommendations(count:)` serves the next batch: slots planned 50/30/20 across
 ///   bands (`GeographicMixer`), every 4th position a probe (`ProbeScheduler`), other slots the
-///   top of their band's pool. A band that runs out is backfilled from the next one (nearby →
-///   slightly beyond → discovery → nearby). Without a home location there is one pool and no
-///   mixing. Served cards go into the pools' history and are never served again.
-/// - Learning: `recordSwipe(_:)` updates the model; the pools are re-scored in bulk at the
-///   next batch (one `sgemv` and an O(n) heapify per pool).
+///   best unseen card of their band. A band that runs out is backfilled from the next one
+///   (nearby → slightly beyond → discovery → nearby). Without a home location there is one
+///   band and no mixing. Served cards are never served again.
+/// - The unseen cards of a band are a max-priority pool by score (ties to the lower catalog
+///   row): each batch scores the catalog once with the current weights and selects each band's
+///   best in O(N) (`TopKSelector`), the same order a re-scored `CardPool` would give, without
+///   keeping N heap entries per student in memory (see `residentByteCount`).
+/// - Learning: `recordSwipe(_:)` updates the model in O(D²) (O(D³) in the stable phase).
 /// - Idempotency: a swipe id seen before changes nothing (`.duplicate`). A swipe for an
 ///   unknown card, a card never served, or a card already swiped is rejected with a
 ///   `SwipeError` and changes nothing.
@@ -53,6 +55,9 @@ public struct ServedCard: Sendable, Hashable, Codable {
 ///   to learning (each Laplace step starts from the current posterior, and the stable phase
 ///   decays older evidence), so that sorted order is the rule. A swipe that arrives after
 ///   newer ones were applied is applied then, not re-inserted into the past.
+/// - State: O(swipes + D²) per student plus the resolved student's per-item arrays; the
+///   snapshot is the served cards and the ordered log of swipes and feedback answers, which a
+///   restore replays (see `SessionSnapshot`).
 public struct SwipeSession<M: Matcher>: Sendable {
     /// The shared engine.
     public let engine: SwipeEngine<M>
@@ -61,44 +66,30 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// The resolved student.
     public let student: M.Student
     /// The preference model.
-    public private(set) var model: PreferenceModel
+    public internal(set) var model: PreferenceModel
     /// Every card served, in order.
     public internal(set) var served: [ServedCard] = []
     /// Swipes recorded so far.
     public internal(set) var totalSwipes = 0
 
-    var pools: [CardPool<Int, Float>]
-    var bandOfRow: [GeoBand?]
     var servedIndexByRow: [Int: Int] = [:]
     var swipes: [String: Swipe] = [:]
     var bandServed = [0, 0, 0]
-    /// Region code per row and whether each region has been shown (the snapshot stores the
-    /// shown names): the discovery bonus is looked up per row at every re-score, so no strings
-    /// there.
-    var regionOfRow: [Int] = []
-    var regionShown: [Bool] = []
-    var regionNames: [String] = []
+    /// Whether each of the engine's regions has been shown (discovery novelty bonus).
+    var regionShown: [Bool]
     var lastFeedbackSwipe: Int?
     var pendingFeedback: [Int: [FeedbackOption]] = [:]
     var rng: SplitMix64
-    var modelVersion: Int64 = 0
-    var poolsVersion: Int64 = 0
-    var workspace = ScoringWorkspace()
-    var selector = TopKSelector()
+    /// The model-changing events since `checkpoint` (or since the cold start), in order: what a
+    /// snapshot stores and a restore replays.
+    var events: [SessionEvent] = []
+    /// The state a session restored from a version-1 snapshot started from (nil otherwise).
+    var checkpoint: SessionCheckpoint?
 
     init(engine: SwipeEngine<M>, studentID: String, profile: M.Profile, seed: UInt64) throws(DataError) {
         let student = try engine.matcher.student(profile)
-        let coldStart = engine.matcher.coldStartWeights(for: student)
-        self.init(engine: engine, studentID: studentID, student: student,
-                  model: PreferenceModel(priorMean: coldStart.combined, priorPrecision: engine.configuration.priorPrecision,
-                                         calibration: engine.matcher.calibration),
+        self.init(engine: engine, studentID: studentID, student: student, model: engine.coldStartModel(for: student),
                   rng: SplitMix64(seed: seed))
-        var scores: [Float] = []
-        engine.matcher.catalog.scores(weights: coldStart, terms: student.terms, into: &scores)
-        for (row, band) in bandOfRow.enumerated() {
-            // Scores come from finite features and weights, so insertion cannot fail.
-            try! pools[poolIndex(band)].insert(row, score: poolScore(row: row, raw: scores[row]), timestamp: 0)
-        }
     }
 
     init(engine: SwipeEngine<M>, studentID: String, student: M.Student, model: PreferenceModel, rng: SplitMix64) {
@@ -107,39 +98,17 @@ public struct SwipeSession<M: Matcher>: Sendable {
         self.student = student
         self.model = model
         self.rng = rng
-        let catalog = engine.matcher.catalog
-        let n = catalog.count
-        if let attribute = engine.matcher.regionAttribute, let a = catalog.textAttribute(named: attribute) {
-            let regions = catalog.textValues[a]
-            regionNames = Array(Set(regions)).sorted()
-            let code = Dictionary(uniqueKeysWithValues: regionNames.enumerated().map { ($1, $0) })
-            regionOfRow = regions.map { code[$0]! }
-            regionShown = [Bool](repeating: false, count: regionNames.count)
-        }
-        if let preferred = student.preferredDistanceMiles, engine.configuration.geographicMixing {
-            let bands = (0..<n).map {
-                GeoBand.band(distance: student.distances[$0], preferred: preferred, expansion: engine.configuration.expansion)
-            }
-            bandOfRow = bands
-            pools = GeoBand.allCases.map { band in CardPool(capacity: bands.filter { $0 == band }.count) }
-        } else {
-            bandOfRow = [GeoBand?](repeating: nil, count: n)
-            pools = [CardPool(capacity: n)]
-        }
+        regionShown = [Bool](repeating: false, count: engine.regions.names.count)
     }
 
-    func poolIndex(_ band: GeoBand?) -> Int { band.map { GeoBand.allCases.firstIndex(of: $0)! } ?? 0 }
+    /// Whether cards are mixed across geographic bands (the student has a home and mixing is on).
+    var isBanded: Bool { student.preferredDistanceMiles != nil && engine.configuration.geographicMixing }
 
-
-    mutating func markShown(row: Int) {
-        if !regionOfRow.isEmpty { regionShown[regionOfRow[row]] = true }
-    }
-
-    /// The pool's ordering score: the raw score, plus a novelty bonus for discovery cards from
-    /// regions not shown yet (only when the matcher names a region attribute).
-    func poolScore(row: Int, raw: Float) -> Float {
-        guard bandOfRow[row] == .discovery, !regionOfRow.isEmpty, !regionShown[regionOfRow[row]] else { return raw }
-        return raw + engine.configuration.discoveryNoveltyBonus
+    /// The pool (band index 0…2, or 0 when not banded) of a catalog row.
+    func poolIndex(row: Int) -> Int {
+        guard isBanded, let preferred = student.preferredDistanceMiles else { return 0 }
+        return GeoBand.band(distance: student.distances[row], preferred: preferred,
+                            expansion: engine.configuration.expansion).index
     }
 
     /// The current weights (the posterior mean).
@@ -165,40 +134,59 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// Cards served per band (nearby, slightly beyond, discovery).
     public var servedPerBand: [Int] { bandServed }
 
+    /// The bytes this session holds beyond the shared engine: the model, the student's
+    /// per-item arrays and the per-card bookkeeping (an estimate from element counts; the
+    /// benchmark `SessionMemory` measures the allocator's view).
+    ///
+    /// - Complexity: O(1).
+    public var residentByteCount: Int {
+        let modelBytes = (model.dimension * model.dimension + 2 * model.dimension) * 8
+        let studentBytes = student.terms.byteCount + student.distances.count * 4
+        let perCard = served.count * (MemoryLayout<ServedCard>.stride + 48) + swipes.count * 160 + events.count * 96
+        return modelBytes + studentBytes + perCard + regionShown.count
+    }
+
     // MARK: Serving
 
     /// Serves the next `count` cards.
     ///
-    /// - Parameter count: Cards wanted, ≥ 0; fewer come back when the catalog runs out.
+    /// - Parameter count: Cards wanted; clamped to 0…(unseen cards), so fewer come back when
+    ///   the catalog runs out.
     /// - Returns: The cards with the learning state and swipe count.
-    /// - Complexity: O(N × D) to re-score after new swipes, O(count × log N) to serve, plus
-    ///   O(N log w + w·D²) per probe (w candidates).
+    /// - Complexity: O(N × D) to score the catalog, O(N + count × log N) to select, plus
+    ///   O(N + w·D²) per probe (w candidates).
     @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public mutating func recommendations(count: Int) -> RecommendationResponse {
-        precondition(count >= 0, "recommendations(count:) needs count ≥ 0")
-        rescoreIfNeeded()
-        let weights = self.weights
         let catalog = engine.matcher.catalog
-        let plan: [GeoBand?] = pools.count == 1
-            ? [GeoBand?](repeating: nil, count: count) : engine.mixer.plan(count: count, served: bandServed)
+        let wanted = max(0, min(count, catalog.count - served.count))
+        guard wanted > 0 else {
+            return RecommendationResponse(recommendations: [], learningState: learningState, totalSwipes: totalSwipes)
+        }
+        let weights = self.weights
+        var raw: [Float] = []
+        catalog.scores(weights: weights, terms: student.terms, into: &raw)
+        var batch = BatchPools(session: self, raw: raw, count: wanted)
+        let plan: [GeoBand?] = isBanded ? engine.mixer.plan(count: wanted, served: bandServed)
+            : [GeoBand?](repeating: nil, count: wanted)
         var cards: [Recommendation] = []
+        cards.reserveCapacity(wanted)
         for planned in plan {
             let position = served.count + 1
             // Backfill: the planned band, else the next ones in cyclic order.
-            let start = poolIndex(planned)
-            guard let p = (0..<pools.count).map({ (start + $0) % pools.count }).first(where: { !pools[$0].isEmpty }) else { break }
+            let start = planned?.index ?? 0
+            let pools = isBanded ? 3 : 1
+            guard let p = (0..<pools).map({ (start + $0) % pools }).first(where: { batch.remaining[$0] > 0 }) else { break }
             let band: GeoBand? = planned == nil ? nil : GeoBand.allCases[p]
             var row: Int, propensity = 1.0
             let isProbe = engine.probes.isProbe(position: position)
             if isProbe {
-                (row, propensity) = drawProbe(pool: p)
-                pools[p].promote(row)
+                (row, propensity) = drawProbe(pool: p, batch: batch, raw: raw)
             } else {
-                row = pools[p].removeMax().id
+                row = batch.nextBest(pool: p)
             }
-            let raw = workspace.scores[row]
-            let card = engine.matcher.card(row: row, raw: raw, student: student, weights: weights, isProbe: isProbe)
+            batch.take(row: row, pool: p)
+            let card = engine.matcher.card(row: row, raw: raw[row], student: student, weights: weights, isProbe: isProbe)
             served.append(ServedCard(position: position, row: row, cardID: catalog.ids[row], band: band, isProbe: isProbe,
                                      propensity: propensity, predictedMatch: card.matchScore, action: nil))
             servedIndexByRow[row] = served.count - 1
@@ -209,37 +197,28 @@ public struct SwipeSession<M: Matcher>: Sendable {
         return RecommendationResponse(recommendations: cards, learningState: learningState, totalSwipes: totalSwipes)
     }
 
-    /// Re-scores every unseen card after the model changed: one sgemv over the catalog, then an
-    /// O(n) bulk update per pool stamped with the model version.
-    mutating func rescoreIfNeeded() {
-        if workspace.scores.isEmpty || poolsVersion != modelVersion {
-            engine.matcher.catalog.scores(weights: weights, terms: student.terms, into: &workspace.scores)
-        }
-        guard poolsVersion != modelVersion else { return }
-        var scores = workspace.scores
-        for row in scores.indices { scores[row] = poolScore(row: row, raw: scores[row]) }
-        let version = modelVersion
-        for p in pools.indices {
-            // Move the pool out so the bulk update mutates it in place (no copy of its buffers).
-            var pool = pools[p]
-            pools[p] = CardPool()
-            try! pool.rescoreAll(timestamp: version) { row in scores[row] }
-            pools[p] = pool
-        }
-        poolsVersion = version
+    mutating func markShown(row: Int) {
+        if let code = engine.regions.code(row: row) { regionShown[code] = true }
+    }
+
+    /// The pool's ordering score: the raw score, plus a novelty bonus for discovery cards from
+    /// regions not shown yet (only when the matcher names a region attribute).
+    func poolScore(row: Int, raw: Float) -> Float {
+        guard isBanded, poolIndex(row: row) == GeoBand.discovery.index, let code = engine.regions.code(row: row),
+              !regionShown[code] else { return raw }
+        return raw + engine.configuration.discoveryNoveltyBonus
     }
 
     /// Picks the probe of pool `p`: the `window` unseen cards closest to the decision boundary
     /// (match 0.5), one drawn ∝ exp(variance / T).
-    mutating func drawProbe(pool p: Int) -> (row: Int, propensity: Double) {
+    mutating func drawProbe(pool p: Int, batch: BatchPools<M>, raw: [Float]) -> (row: Int, propensity: Double) {
         let (window, temperature) = engine.probes.exploration(for: phase)
         let boundary = Float(engine.matcher.calibration.offset)
-        let rows = pools[p].unseenIDs
+        let rows = batch.unseen(pool: p)
         var closeness = [Float](repeating: 0, count: rows.count)
-        workspace.scores.withUnsafeBufferPointer { scores in
-            for (i, row) in rows.enumerated() { closeness[i] = -abs(scores[row] - boundary) }
-        }
+        for (i, row) in rows.enumerated() { closeness[i] = -abs(raw[row] - boundary) }
         var picked: [Int] = []
+        var selector = TopKSelector()
         selector.select(k: window, from: closeness, into: &picked)
         let candidates = picked.map { rows[$0] }
         // A plain loop: a closure here copied the student (all its arrays) once per candidate.
@@ -258,13 +237,16 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// - Parameter swipe: The swipe.
     /// - Returns: Recorded or duplicate, the learning state, and maybe a feedback prompt (after
     ///   a probe, or after a pattern break; never twice within the phase's cooldown).
-    /// - Throws: `SwipeError` `.unknownCard`, `.notServed`, `.alreadySwiped` or `.numerical`;
-    ///   the session is unchanged.
-    /// - Complexity: O(D²) before the stable phase, O(D³) in it (D = d + k). Re-scoring the
-    ///   unseen cards is left to the next `recommendations(count:)`.
+    /// - Throws: `SwipeError` `.unknownCard`, `.notServed`, `.alreadySwiped`, `.invalidSwipe`
+    ///   (an id longer than `SwipeSession.maxIDLength` bytes) or `.numerical`; the session is
+    ///   unchanged.
+    /// - Complexity: O(D²) before the stable phase, O(D³) in it (D = d + k).
     @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public mutating func recordSwipe(_ swipe: Swipe) throws(SwipeError) -> SwipeResult {
+        guard swipe.swipeID.utf8.count <= SwipeSession.maxIDLength, swipe.cardID.utf8.count <= SwipeSession.maxIDLength else {
+            throw SwipeError(.invalidSwipe, "swipe ids and card ids are at most \(SwipeSession.maxIDLength) bytes")
+        }
         if swipes[swipe.swipeID] != nil {
             return SwipeResult(outcome: .duplicate, learningState: learningState, totalSwipes: totalSwipes, feedback: nil)
         }
@@ -289,7 +271,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         swipes[swipe.swipeID] = swipe
         served[index].action = swipe.action
         totalSwipes += 1
-        modelVersion += 1
+        events.append(.swipe(swipe))
         let prompt = feedbackPrompt(row: row, card: served[index], action: swipe.action, predicted: predicted)
         if let prompt {
             lastFeedbackSwipe = totalSwipes
@@ -297,6 +279,10 @@ public struct SwipeSession<M: Matcher>: Sendable {
         }
         return SwipeResult(outcome: .recorded, learningState: learningState, totalSwipes: totalSwipes, feedback: prompt)
     }
+
+    /// The longest swipe or card id accepted, in UTF-8 bytes: ids are stored per swipe and
+    /// echoed in errors, so an unbounded id would cost unbounded memory.
+    public static var maxIDLength: Int { 256 }
 
     func feedbackPrompt(row: Int, card: ServedCard, action: SwipeAction, predicted: Double) -> FeedbackPrompt? {
         let confidence = engine.configuration.patternBreakConfidence
@@ -313,7 +299,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
     ///
     /// - Parameters:
     ///   - cardID: The card the prompt was about.
-    ///   - options: The chosen options (a subset of those offered; may be empty to dismiss).
+    ///   - options: The chosen options (a subset of those offered; may be empty to dismiss). An
+    ///     option listed twice counts once.
     /// - Throws: `SwipeError` `.invalidFeedback` when no prompt is open for the card or an
     ///   option was not offered; nothing changes.
     /// - Complexity: O(D²).
@@ -321,19 +308,23 @@ public struct SwipeSession<M: Matcher>: Sendable {
     @_specialize(where M == ItemMatcher)
     public mutating func submitFeedback(cardID: String, options: [FeedbackOption]) throws(SwipeError) {
         guard let row = engine.matcher.catalog.row(of: cardID), let offered = pendingFeedback[row] else {
-            throw SwipeError(.invalidFeedback, "no feedback question is open for card \"\(cardID)\"")
+            throw SwipeError(.invalidFeedback, "no feedback question is open for card \"\(cardID.prefix(SwipeSession.maxIDLength))\"")
         }
         if let wrong = options.first(where: { !offered.contains($0) }) {
             throw SwipeError(.invalidFeedback, "\"\(wrong.rawValue)\" was not offered for card \"\(cardID)\"")
         }
+        // Each answer once: a client that repeats an option (a double tap, a retried request)
+        // must not apply its shift several times.
+        var chosen: [FeedbackOption] = []
+        for option in options where !chosen.contains(option) { chosen.append(option) }
         pendingFeedback[row] = nil
-        guard !options.isEmpty else { return }
+        events.append(.feedback(cardID: cardID, options: chosen))
+        guard !chosen.isEmpty else { return }
         var delta = [Double](repeating: 0, count: model.dimension)
-        for option in options {
+        for option in chosen {
             for (i, v) in engine.adjustment(for: option, row: row).enumerated() { delta[i] += v }
         }
         model.shiftPrior(by: delta)
-        modelVersion += 1
     }
 
     /// Applies a batch of swipes recorded offline, in (timestamp, swipe id) order.
@@ -352,5 +343,81 @@ public struct SwipeSession<M: Matcher>: Sendable {
             do { results[i] = .success(try recordSwipe(swipes[i])) } catch { results[i] = .failure(error) }
         }
         return results.map { $0! }
+    }
+}
+
+/// One batch's view of the unseen cards: per pool, the best rows by pool score (ties to the
+/// lower row), selected once per batch, and what the batch has taken so far.
+struct BatchPools<M: Matcher> {
+    /// Per pool, candidate rows best first (enough for every slot of the batch).
+    var best: [[Int]]
+    var cursor: [Int]
+    /// Per pool, unseen cards left.
+    var remaining: [Int]
+    var taken: Set<Int> = []
+    /// Per row, its pool; -1 for served rows.
+    let poolOfRow: [Int8]
+
+    init(session: SwipeSession<M>, raw: [Float], count: Int) {
+        let n = raw.count
+        let pools = session.isBanded ? 3 : 1
+        var poolOfRow = [Int8](repeating: 0, count: n)
+        var remaining = [Int](repeating: 0, count: pools)
+        for row in 0..<n {
+            if session.servedIndexByRow[row] != nil { poolOfRow[row] = -1; continue }
+            let p = session.poolIndex(row: row)
+            poolOfRow[row] = Int8(p)
+            remaining[p] += 1
+        }
+        var best: [[Int]] = []
+        var selector = TopKSelector()
+        for p in 0..<pools {
+            var rows: [Int] = []
+            rows.reserveCapacity(remaining[p])
+            var scores: [Float] = []
+            scores.reserveCapacity(remaining[p])
+            for row in 0..<n where poolOfRow[row] == Int8(p) {
+                rows.append(row)
+                scores.append(session.poolScore(row: row, raw: raw[row]))
+            }
+            // Probes may take some of the best, so twice the batch is always enough.
+            var picked: [Int] = []
+            selector.select(k: min(rows.count, 2 * count), from: scores, into: &picked)
+            best.append(picked.map { rows[$0] })
+        }
+        self.best = best
+        self.cursor = [Int](repeating: 0, count: pools)
+        self.remaining = remaining
+        self.poolOfRow = poolOfRow
+    }
+
+    /// The best card of pool `p` not yet taken (the pool must have one left).
+    mutating func nextBest(pool p: Int) -> Int {
+        while taken.contains(best[p][cursor[p]]) { cursor[p] += 1 }
+        return best[p][cursor[p]]
+    }
+
+    mutating func take(row: Int, pool p: Int) {
+        taken.insert(row)
+        remaining[p] -= 1
+    }
+
+    /// The unseen rows of pool `p` not taken by this batch, ascending.
+    func unseen(pool p: Int) -> [Int] {
+        var rows: [Int] = []
+        rows.reserveCapacity(remaining[p])
+        for row in poolOfRow.indices where poolOfRow[row] == Int8(p) && !taken.contains(row) { rows.append(row) }
+        return rows
+    }
+}
+
+extension GeoBand {
+    /// The band's index in `allCases` (nearby 0, slightly beyond 1, discovery 2).
+    var index: Int {
+        switch self {
+        case .nearby: 0
+        case .slightlyBeyond: 1
+        case .discovery: 2
+        }
     }
 }

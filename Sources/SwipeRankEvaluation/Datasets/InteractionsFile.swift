@@ -104,7 +104,7 @@ public enum InteractionsFile {
     /// - Parameter interactions: The interactions.
     /// - Returns: The CSV text with a header.
     public static func write(_ interactions: [Interaction]) -> String {
-        var lines = [columns.joined(separator: ",")]
+        var lines = [CSVTable.line(columns)]
         for x in interactions {
             lines.append([x.studentID, x.itemID, x.action.rawValue, String(x.timestamp),
                           x.isProbe.map { $0 ? "true" : "false" } ?? "", x.propensity.map { String(format: "%.6f", $0) } ?? ""]

@@ -95,7 +95,7 @@ public enum StudentsFile {
     /// - Parameter students: The students.
     /// - Returns: The CSV text with a header.
     public static func write(_ students: [DatasetStudent<StudentProfile>]) -> String {
-        var lines = [columns.joined(separator: ",")]
+        var lines = [CSVTable.line(columns)]
         for s in students {
             let p = s.profile
             let fields: [String] = [
@@ -105,7 +105,7 @@ public enum StudentsFile {
                 p.sizePreference.rawValue, p.controlPreference.rawValue, p.settingPreference.rawValue,
                 format(p.academicPriority, 3), format(p.earningsPriority, 3),
             ]
-            lines.append(fields.map(CSVTable.escape).joined(separator: ","))
+            lines.append(CSVTable.line(fields))
         }
         return lines.joined(separator: "\n") + "\n"
     }

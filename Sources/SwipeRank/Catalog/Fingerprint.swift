@@ -1,0 +1,42 @@
+/// FNV-1a, 64 bits: a fast, stable (unseeded, unlike `Hasher`) digest for fingerprints that
+/// must agree across processes and machines. Not cryptographic: it detects accidents (another
+/// catalog, another configuration, a hand-edited snapshot), not a determined forger.
+struct FNV1a64 {
+    private(set) var state: UInt64 = 0xCBF2_9CE4_8422_2325
+
+    mutating func combine(byte: UInt8) {
+        state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+    }
+
+    mutating func combine(_ value: UInt64) {
+        var v = value
+        for _ in 0..<8 { combine(byte: UInt8(truncatingIfNeeded: v)); v >>= 8 }
+    }
+
+    mutating func combine(_ text: String) {
+        for byte in text.utf8 { combine(byte: byte) }
+        combine(byte: 0xFF)  // Not UTF-8: separates consecutive strings.
+    }
+
+    var hexDigest: String {
+        let hex = String(state, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
+
+extension Catalog {
+    /// A digest of the item ids, the feature column names and every feature value (their bit
+    /// patterns): two catalogs with the same fingerprint score every student identically. A
+    /// session snapshot carries it, so a restore over another catalog (even one of the same
+    /// size) is refused.
+    ///
+    /// - Complexity: O(N × d); `SwipeEngine` computes it once.
+    public var fingerprint: String {
+        var hasher = FNV1a64()
+        hasher.combine(UInt64(count))
+        for id in ids { hasher.combine(id) }
+        for column in columns { hasher.combine(column.name) }
+        for v in features.elements { hasher.combine(UInt64(v.bitPattern)) }
+        return hasher.hexDigest
+    }
+}
