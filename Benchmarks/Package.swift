@@ -37,6 +37,15 @@ let package = Package(
             path: "Benchmarks/RankingBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "SessionBenchmarks",
+            dependencies: [
+                .product(name: "SwipeRank", package: "SwipeRank"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/SessionBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
         // The Swift side of `Benchmarks/compare` (numpy / faiss side by side): a plain executable.
         .executableTarget(
             name: "swiperank-compare",

@@ -20,6 +20,9 @@ struct Demo: ParsableCommand {
     @Option(help: "A profile JSON (- reads standard input); default: a random profile from the seed.")
     var profile: String?
 
+    @Option(help: "Write the session's final snapshot (JSON, format version 2) to this file.")
+    var snapshot: String?
+
     @OptionGroup var catalogOptions: CatalogOptions
 
     func validate() throws {
@@ -76,6 +79,9 @@ struct Demo: ParsableCommand {
                     print("       — after \(position) swipes: \(likes) likes, cosine(learned, hidden) \(learned) (prior \(prior)), "
                           + "bands \(session.servedPerBand.map(String.init).joined(separator: "/"))")
                 }
+            }
+            if let snapshot {
+                try writeOutput(String(decoding: try session.snapshot().jsonData(), as: UTF8.self), to: snapshot)
             }
         } catch let error as DataError {
             throw CLIError(error.description)

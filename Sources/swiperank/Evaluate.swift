@@ -43,6 +43,8 @@ struct Evaluate: ParsableCommand {
     }
 
     func run() throws {
+        // Before minutes of simulation: an export folder that cannot be written fails now.
+        if let export { try createOutputFolder(export) }
         guard let schema = catalogOptions.schema else {
             let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
             let (roster, log) = try loadData(itemIDs: Set(engine.matcher.catalog.ids)) { table, policy throws(DataError) in

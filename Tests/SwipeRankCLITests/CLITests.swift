@@ -17,7 +17,7 @@ struct CLI {
         return Bundle.main.bundleURL.appendingPathComponent("swiperank")
     }
 
-    static func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    static func run(_ arguments: [String], stdin: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
@@ -25,7 +25,11 @@ struct CLI {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
+        let input = Pipe()
+        process.standardInput = input
         try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -72,9 +76,56 @@ struct CLITests {
         let unknown = try CLI.run(["recommend", "--profile", path])
         #expect(unknown.status == 1 && unknown.stderr.contains("unknown major \"Underwater Basket Weaving\""))
         let missing = try CLI.run(["recommend", "--profile", "/nonexistent/profile.json"])
-        #expect(missing.status == 1 && missing.stderr.contains("/nonexistent/profile.json: cannot read the profile file"))
+        #expect(missing.status == 1 && missing.stderr.contains("/nonexistent/profile.json: cannot read the profile: no such file"), "\(missing.stderr)")
         let catalog = try CLI.run(["recommend", "--profile", "datasets/sample-profile.json", "--catalog", "/nonexistent.csv"])
-        #expect(catalog.status == 1 && catalog.stderr.contains("/nonexistent.csv: cannot read file"))
+        #expect(catalog.status == 1 && catalog.stderr.contains("/nonexistent.csv: cannot read the CSV file: no such file"), "\(catalog.stderr)")
+    }
+
+    @Test("profiles come from standard input with - or /dev/stdin")
+    func standardInput() throws {
+        let profile = try String(contentsOfFile: CLI.root.appendingPathComponent("datasets/sample-profile.json").path, encoding: .utf8)
+        let file = try CLI.run(["recommend", "--profile", "datasets/sample-profile.json", "--count", "3"])
+        for path in ["-", "/dev/stdin"] {
+            let piped = try CLI.run(["recommend", "--profile", path, "--count", "3"], stdin: profile)
+            #expect(piped.status == 0, "\(path): \(piped.stderr)")
+            #expect(piped.stdout == file.stdout)
+        }
+    }
+
+    @Test("the issue's crashing inputs are clear errors", arguments: [
+        ("{\"annual_budget\":1e-300}", "annual_budget"),
+        ("{\"max_distance_miles\":1e300}", "max_distance_miles"),
+        ("{\"annual_budgett\": 30000}", "annual_budgett"),
+        ("{\"sat\": 1200, \"sat\": 1300}", "sat: key given twice"),
+        ("{\n  \"sat\": 1200,\n}", ":3:1: malformed JSON"),
+    ])
+    func crashingInputs(json: String, message: String) throws {
+        let path = try CLI.temporaryFile(json)
+        for command in [["demo", "--swipes", "3"], ["recommend"]] {
+            let result = try CLI.run(command + ["--profile", path])
+            #expect(result.status == 1, "\(command): \(result.stderr)")
+            #expect(result.stderr.contains(message), "\(command): \(result.stderr)")
+            #expect(!result.stderr.contains("Fatal error"))
+        }
+    }
+
+    @Test("demo on an empty catalog and unwritable outputs are one-line errors")
+    func emptyAndUnwritable() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-empty-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let schools = try String(contentsOfFile: CLI.root.appendingPathComponent("datasets/schools.csv").path, encoding: .utf8)
+        let majors = try String(contentsOfFile: CLI.root.appendingPathComponent("datasets/school_majors.csv").path, encoding: .utf8)
+        try (String(schools.prefix { $0 != "\n" }) + "\n").write(to: folder.appendingPathComponent("s.csv"), atomically: true, encoding: .utf8)
+        try (String(majors.prefix { $0 != "\n" }) + "\n").write(to: folder.appendingPathComponent("m.csv"), atomically: true, encoding: .utf8)
+        let demo = try CLI.run(["demo", "--catalog", folder.appendingPathComponent("s.csv").path,
+                                "--majors", folder.appendingPathComponent("m.csv").path])
+        #expect(demo.status == 1 && demo.stderr.contains("no schools"), "\(demo.stderr)")
+        let file = folder.appendingPathComponent("s.csv").path
+        let generate = try CLI.run(["generate", "--students", "2", "--swipes", "2", "--output", file + "/out"])
+        #expect(generate.status == 1, "\(generate.stderr)")
+        #expect(generate.stderr.contains("is a file, not a folder") && !generate.stderr.contains("NSCocoaErrorDomain"), "\(generate.stderr)")
+        let evaluate = try CLI.run(["evaluate", "--limit", "2", "--swipes", "2", "--export", file])
+        #expect(evaluate.status == 1 && evaluate.stderr.contains("is a file, not a folder"), "\(evaluate.stderr)")
     }
 
     @Test("--count is validated")
@@ -137,7 +188,7 @@ struct EvaluateTests {
         #expect(result.stdout.contains("Replay of 160 logged swipes"), "4 students × 40 logged swipes")
         #expect(result.stdout.contains("ndcg@10") && result.stdout.contains("IPS likes"))
         let bad = try CLI.run(["evaluate", "--students", "/nonexistent.csv"])
-        #expect(bad.status == 1 && bad.stderr.contains("/nonexistent.csv: cannot read file"))
+        #expect(bad.status == 1 && bad.stderr.contains("/nonexistent.csv: cannot read the CSV file"))
     }
 }
 

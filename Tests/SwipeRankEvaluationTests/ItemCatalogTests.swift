@@ -54,7 +54,7 @@ struct ItemSchemaTests {
          "features[0].labels: needs 2 labels for 1 edges"),
         (#"{"id_column": "id", "name_column": "n", "features": [{"column": "a", "kind": "numeric", "group": "g"}, {"column": "a", "kind": "numeric", "group": "h"}]}"#,
          #"two features are named "a""#),
-        (#"{"id_column": "id", "name_column": "n", "features": [{"column": "a", "kind": "numeric", "group": 3}]}"#, "features.[0].group"),
+        (#"{"id_column": "id", "name_column": "n", "features": [{"column": "a", "kind": "numeric", "group": 3}]}"#, "features[0].group"),
         (#"{"id_column": "id", "#, "malformed JSON"),
     ])
     func errors(json: String, message: String) {

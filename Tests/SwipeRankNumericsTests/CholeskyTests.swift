@@ -19,7 +19,7 @@ func multiply(_ a: [Double], _ x: [Double]) -> [Double] {
     return (0..<n).map { i in (0..<n).reduce(0) { $0 + a[i * n + $1] * x[$1] } }
 }
 
-@Suite("Cholesky via LAPACKE")
+@Suite("Cholesky factor (plain Swift kernels)")
 struct CholeskyTests {
     @Test("solve gives A x = b", arguments: 0..<15)
     func solve(seed: UInt64) throws {
@@ -102,5 +102,39 @@ struct CholeskyTests {
         #expect {
             _ = try CholeskyFactor(symmetric: [1, .nan, .nan, 1], dimension: 2)
         } throws: { ($0 as? NumericsError)?.kind == .nonFinite }
+    }
+}
+
+@Suite("Cholesky factor: stored factors are checked")
+struct CholeskyValidationTests {
+    @Test("a stored factor must be a factor: length, finiteness, positive diagonal, zero upper triangle")
+    func validation() throws {
+        var rng = SplitMix64(seed: 4)
+        let good = try CholeskyFactor(symmetric: randomSPD(5, using: &rng), dimension: 5)
+        #expect(try CholeskyFactor(lower: good.lower, dimension: 5) == good)
+        var cases: [[Double]] = [[], Array(good.lower.dropLast())]
+        var nan = good.lower; nan[7] = .nan; cases.append(nan)
+        var zeroPivot = good.lower; zeroPivot[2 * 5 + 2] = 0; cases.append(zeroPivot)
+        var negativePivot = good.lower; negativePivot[0] = -1; cases.append(negativePivot)
+        var upper = good.lower; upper[3 * 5 + 1] = 0.5; cases.append(upper)
+        for lower in cases { #expect(throws: NumericsError.self) { try CholeskyFactor(lower: lower, dimension: 5) } }
+        #expect(throws: NumericsError.self) { try CholeskyFactor(lower: [1], dimension: -1) }
+        // Decoding runs the same checks.
+        let json = try JSONEncoder().encode(good)
+        #expect(try JSONDecoder().decode(CholeskyFactor.self, from: json) == good)
+        let empty = Data(#"{"dimension": 5, "lower": []}"#.utf8)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(CholeskyFactor.self, from: empty) }
+    }
+
+    @Test("decay equals refactoring keep·A + add·I", arguments: 0..<8)
+    func decayReference(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        let n = Int.random(in: 1...30, using: &rng)
+        let a = randomSPD(n, using: &rng)
+        var factor = try CholeskyFactor(symmetric: a, dimension: n)
+        try factor.decay(keeping: 0.9, addingIdentity: 0.3)
+        var expected = a.map { $0 * 0.9 }
+        for i in 0..<n { expected[i * n + i] += 0.3 }
+        for (p, q) in zip(factor.matrix, expected) { #expect(abs(p - q) < 1e-9 * max(1, abs(q)), "seed \(seed)") }
     }
 }

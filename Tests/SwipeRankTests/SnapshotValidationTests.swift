@@ -248,3 +248,48 @@ struct SnapshotValidationTests {
         }
     }
 }
+
+/// The session selects each band's best unseen cards per batch instead of keeping heaps; this
+/// checks the order against the `CardPool` reference the session used to hold.
+@Suite("Session serving order")
+struct ServingOrderTests {
+    @Test("non-probe cards come out in the order of re-scored CardPools, band by band", arguments: 0..<4)
+    func cardPoolReference(seed: UInt64) throws {
+        let engine = SessionFixtures.engine.reconfigured { $0.probeInterval = .max; $0.discoveryNoveltyBonus = 0 }
+        var rng = SplitMix64(seed: seed)
+        let profiles = [Fixtures.bostonStudent, StudentProfile(annualBudget: 25000, sat: 1200)]
+        var session = try engine.session(studentID: "o", profile: profiles[Int(seed) % 2], seed: seed)
+        let catalog = engine.matcher.catalog
+        let mixer = GeographicMixer(shares: engine.configuration.bandShares)
+        var servedRows = Set<Int>()
+        var bandServed = [0, 0, 0]
+        for round in 0..<6 {
+            // Reference: pools rebuilt from the current weights, served by the same plan.
+            var scores: [Float] = []
+            catalog.scores(weights: session.weights, terms: session.student.terms, into: &scores)
+            let banded = session.student.preferredDistanceMiles != nil
+            var pools = [CardPool<Int, Float>(), CardPool<Int, Float>(), CardPool<Int, Float>()]
+            for row in 0..<catalog.count where !servedRows.contains(row) {
+                let band = banded ? GeoBand.band(distance: session.student.distances[row], preferred: session.student.preferredDistanceMiles!,
+                                                 expansion: engine.configuration.expansion) : .nearby
+                _ = try pools[GeoBand.allCases.firstIndex(of: band)!].insert(row, score: scores[row], timestamp: 1)
+            }
+            let count = Int.random(in: 1...12, using: &rng)
+            let plan: [GeoBand?] = banded ? mixer.plan(count: count, served: bandServed) : Array(repeating: nil, count: count)
+            var expected: [Int] = []
+            for planned in plan {
+                let start = planned.map { GeoBand.allCases.firstIndex(of: $0)! } ?? 0
+                let p = (0..<3).map { (start + $0) % 3 }.first { !pools[$0].isEmpty }!
+                expected.append(pools[p].removeMax().id)
+                if banded { bandServed[p] += 1 }
+            }
+            let cards = session.recommendations(count: count).recommendations
+            #expect(cards.map { catalog.row(of: $0.school.id)! } == expected, "seed \(seed) round \(round)")
+            for (i, card) in cards.enumerated() {
+                servedRows.insert(catalog.row(of: card.school.id)!)
+                _ = try session.recordSwipe(Swipe(swipeID: "\(round)-\(i)", cardID: card.school.id,
+                                                  action: Bool.random(using: &rng) ? .like : .dislike, timestamp: Int64(round * 20 + i)))
+            }
+        }
+    }
+}

@@ -161,7 +161,8 @@ public struct CSVTable: Sendable {
     /// - Complexity: O(field's length).
     public static func escape(_ field: String) -> String {
         let special: Set<UInt8> = [UInt8(ascii: ","), UInt8(ascii: "\""), UInt8(ascii: "\n"), UInt8(ascii: "\r")]
-        guard field.utf8.contains(where: special.contains) else { return field }
+        // A leading byte order mark is quoted too: at the start of a file the parser skips one.
+        guard field.utf8.contains(where: special.contains) || field.utf8.starts(with: [0xEF, 0xBB, 0xBF]) else { return field }
         var bytes: [UInt8] = [UInt8(ascii: "\"")]
         bytes.reserveCapacity(field.utf8.count + 2)
         for b in field.utf8 {
