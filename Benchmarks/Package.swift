@@ -40,12 +40,15 @@ let package = Package(
         .executableTarget(
             name: "SessionBenchmarks",
             dependencies: [
+                "MallocInfo",
                 .product(name: "SwipeRank", package: "SwipeRank"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/SessionBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // glibc's heap statistics (malloc.h is not in Swift's Glibc module).
+        .target(name: "MallocInfo", path: "MallocInfo"),
         // The Swift side of `Benchmarks/compare` (numpy / faiss side by side): a plain executable.
         .executableTarget(
             name: "swiperank-compare",

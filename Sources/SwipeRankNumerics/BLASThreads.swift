@@ -2,10 +2,10 @@ import CBLAS
 
 /// The number of threads OpenBLAS uses for one call.
 ///
-/// SwipeRank's policy: one thread for per-request work (a gemv over a few thousand rows or a
-/// d × d solve finishes before a second thread would start, and a server already runs requests
-/// concurrently), all cores for large batch products. The setting is process-wide, as in
-/// OpenBLAS itself.
+/// SwipeRank's policy: per-request work (one student's scores, the model's solves) does not
+/// call BLAS at all — it runs fixed-order loops (`Matrix.multiplyTransposedInOrder`,
+/// `CholeskyFactor`) whose results cannot depend on this setting — and batch products use all
+/// cores. The setting is process-wide, as in OpenBLAS itself.
 ///
 ///     BLASThreads.count = 1                       // per-request serving
 ///     BLASThreads.withCount(2) { batch.multiplyTransposed(catalog, into: &scores) }

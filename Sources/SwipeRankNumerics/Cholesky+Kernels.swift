@@ -1,18 +1,38 @@
-// The raw-buffer loops behind `CholeskyFactor`: column-major lower triangles, each sum taken in
-// one fixed order, so results never depend on the machine or on BLAS threading.
+// The raw-buffer loops behind `CholeskyFactor`: packed lower triangles (column j's entries from
+// the diagonal down start at `packedStart(j, n)`), each sum taken in one fixed order, so
+// results never depend on the machine or on BLAS threading.
+
+/// Where column `j` of an n × n packed lower triangle starts (its diagonal entry).
+@inline(__always)
+func packedStart(_ j: Int, _ n: Int) -> Int { j * n - (j * (j - 1)) / 2 }
+
+/// `y[i] += alpha · x[i]` for `i < count`, four lanes at a time. A multiply then an add per
+/// element, exactly as the scalar loop (no fused multiply-add), so the result is the same on
+/// any CPU; the explicit vectors matter because the compiler cannot prove `x` and `y` apart.
+@inline(__always)
+func axpy(_ alpha: Double, _ x: UnsafePointer<Double>, _ y: UnsafeMutablePointer<Double>, _ count: Int) {
+    var i = 0
+    let a = SIMD4<Double>(repeating: alpha)
+    while i + 4 <= count {
+        let xv = UnsafeRawPointer(x + i).loadUnaligned(as: SIMD4<Double>.self)
+        let yv = UnsafeRawPointer(y + i).loadUnaligned(as: SIMD4<Double>.self)
+        UnsafeMutableRawPointer(y + i).storeBytes(of: yv + xv * a, as: SIMD4<Double>.self)
+        i += 4
+    }
+    while i < count {
+        y[i] += x[i] * alpha
+        i += 1
+    }
+}
 
 /// Solves `L y = b` in place (column-oriented: each step reads one contiguous column of L).
 @inline(__always)
 func forwardSubstitute(_ l: UnsafeBufferPointer<Double>, _ n: Int, _ x: UnsafeMutableBufferPointer<Double>) {
     for j in 0..<n {
-        let column = j * n
-        let xj = x[j] / l[column + j]
+        let start = packedStart(j, n)
+        let xj = x[j] / l[start]
         x[j] = xj
-        var i = j + 1
-        while i < n {
-            x[i] -= l[column + i] * xj
-            i += 1
-        }
+        if j + 1 < n { axpy(-xj, l.baseAddress! + start + 1, x.baseAddress! + j + 1, n - j - 1) }
     }
 }
 
@@ -21,7 +41,7 @@ func forwardSubstitute(_ l: UnsafeBufferPointer<Double>, _ n: Int, _ x: UnsafeMu
 func backSubstituteTransposed(_ l: UnsafeBufferPointer<Double>, _ n: Int, _ x: UnsafeMutableBufferPointer<Double>) {
     var j = n - 1
     while j >= 0 {
-        let column = j * n
+        let column = packedStart(j, n) - j
         var s = x[j]
         var i = j + 1
         while i < n {
@@ -33,28 +53,25 @@ func backSubstituteTransposed(_ l: UnsafeBufferPointer<Double>, _ n: Int, _ x: U
     }
 }
 
-/// Writes the lower triangle of `alpha · L Lᵀ` into `a` (zeroed, n × n column-major).
+/// Adds the lower triangle of `alpha · L Lᵀ` to `a` (packed, zeroed by the caller).
 func lowerGram(_ l: UnsafeBufferPointer<Double>, _ n: Int, _ alpha: Double, _ a: UnsafeMutableBufferPointer<Double>) {
     for k in 0..<n {
-        let lk = k * n
+        // Column k of L from row k: lk[i] is L[i, k].
+        let lk = packedStart(k, n) - k
         for j in k..<n {
             let ljk = alpha * l[lk + j]
             if ljk == 0 { continue }
-            let aj = j * n
-            var i = j
-            while i < n {
-                a[aj + i] += l[lk + i] * ljk
-                i += 1
-            }
+            axpy(ljk, l.baseAddress! + lk + j, a.baseAddress! + packedStart(j, n), n - j)
         }
     }
 }
 
-/// Factors, in place, the lower triangle of a symmetric matrix (column-major, strict upper
-/// triangle zero). Returns nil on success, or the 0-based column whose pivot was not positive.
+/// Factors, in place, the packed lower triangle of a symmetric matrix. Returns nil on success,
+/// or the 0-based column whose pivot was not positive.
 func choleskyLowerInPlace(_ a: UnsafeMutableBufferPointer<Double>, _ n: Int) -> Int? {
     for j in 0..<n {
-        let cj = j * n
+        // Column j from row j: a[cj + i] is A[i, j].
+        let cj = packedStart(j, n) - j
         let pivot = a[cj + j]
         guard pivot > 0, pivot.isFinite else { return j }
         let root = pivot.squareRoot()
@@ -69,16 +86,32 @@ func choleskyLowerInPlace(_ a: UnsafeMutableBufferPointer<Double>, _ n: Int) -> 
         var k = j + 1
         while k < n {
             let akj = a[cj + k]
-            if akj != 0 {
-                let ck = k * n
-                var r = k
-                while r < n {
-                    a[ck + r] -= a[cj + r] * akj
-                    r += 1
-                }
-            }
+            if akj != 0 { axpy(-akj, a.baseAddress! + cj + k, a.baseAddress! + packedStart(k, n), n - k) }
             k += 1
         }
     }
     return nil
+}
+
+/// One column of the rank-1 update: for i in `from..<to`, `lᵢ ← (lᵢ + s·wᵢ)/c` and
+/// `wᵢ ← c·wᵢ − s·lᵢ(new)`, four lanes at a time with the scalar loop's exact operations.
+@inline(__always)
+func givensColumn(_ l: UnsafeMutablePointer<Double>, _ w: UnsafeMutablePointer<Double>, from: Int, to: Int,
+                  c: Double, s: Double, inverseC: Double) {
+    var i = from
+    let cv = SIMD4<Double>(repeating: c), sv = SIMD4<Double>(repeating: s), iv = SIMD4<Double>(repeating: inverseC)
+    while i + 4 <= to {
+        let lv = UnsafeRawPointer(l + i).loadUnaligned(as: SIMD4<Double>.self)
+        let wv = UnsafeRawPointer(w + i).loadUnaligned(as: SIMD4<Double>.self)
+        let lik = (lv + sv * wv) * iv
+        UnsafeMutableRawPointer(w + i).storeBytes(of: cv * wv - sv * lik, as: SIMD4<Double>.self)
+        UnsafeMutableRawPointer(l + i).storeBytes(of: lik, as: SIMD4<Double>.self)
+        i += 4
+    }
+    while i < to {
+        let lik = (l[i] + s * w[i]) * inverseC
+        w[i] = c * w[i] - s * lik
+        l[i] = lik
+        i += 1
+    }
 }

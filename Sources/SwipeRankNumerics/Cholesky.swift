@@ -8,8 +8,10 @@
 /// machine and any OpenBLAS thread count, so a session replayed elsewhere continues exactly.
 /// A rank-1 update keeps the factor current in O(d²) instead of refactoring in O(d³).
 ///
-/// Storage: the lower triangle in column-major order (`lower[j·n + i]` is `L[i, j]`, the strict
-/// upper triangle is zero), so the rank-1 update and the solves walk each column contiguously.
+/// Storage: the lower triangle packed column by column (`packed[start(j) + i − j]` is
+/// `L[i, j]` for i ≥ j, `start(j) = j·n − j(j−1)/2`), n(n+1)/2 values: half the bytes of a
+/// square array (a live session's largest array), and each column still contiguous for the
+/// rank-1 update and the solves. `lower` gives the square column-major form.
 ///
 ///     var factor = try CholeskyFactor(symmetric: precision, dimension: d)
 ///     let mean = factor.solve(b)              // A⁻¹ b
@@ -17,8 +19,22 @@
 public struct CholeskyFactor: Sendable, Hashable {
     /// The order of the matrix.
     public let dimension: Int
-    /// `L`, column-major, strict upper triangle zero.
-    public private(set) var lower: [Double]
+    /// `L`'s lower triangle, packed column by column (see the type's storage note).
+    public private(set) var packed: [Double]
+
+    /// `L` as a square column-major array (`lower[j·n + i]` is `L[i, j]`), strict upper
+    /// triangle zero: the form snapshots store.
+    ///
+    /// - Complexity: O(dimension²).
+    public var lower: [Double] {
+        let n = dimension
+        var square = [Double](repeating: 0, count: n * n)
+        for j in 0..<n {
+            let start = packedStart(j, n)
+            for i in j..<n { square[j * n + i] = packed[start + i - j] }
+        }
+        return square
+    }
 
     /// Factors the symmetric positive definite `matrix` (`dimension × dimension`).
     ///
@@ -36,10 +52,17 @@ public struct CholeskyFactor: Sendable, Hashable {
                      "Cholesky: \(matrix.count) values do not form a \(dimension)×\(dimension) matrix")
         guard matrix.allSatisfy({ $0.isFinite }) else { throw .nonFinite("Cholesky input") }
         self.dimension = dimension
-        var a = matrix
-        for j in 0..<dimension { for i in 0..<j { a[j * dimension + i] = 0 } }
+        var a = CholeskyFactor.pack(matrix, dimension)
         try CholeskyFactor.factorInPlace(&a, dimension)
-        self.lower = a
+        self.packed = a
+    }
+
+    /// The lower triangle of a square column-major matrix, packed.
+    private static func pack(_ square: [Double], _ n: Int) -> [Double] {
+        var out: [Double] = []
+        out.reserveCapacity(n * (n + 1) / 2)
+        for j in 0..<n { for i in j..<n { out.append(square[j * n + i]) } }
+        return out
     }
 
     /// Adopts a stored factor after checking that it is one: `dimension²` finite values, a
@@ -64,7 +87,7 @@ public struct CholeskyFactor: Sendable, Hashable {
             }
         }
         self.dimension = dimension
-        self.lower = lower
+        self.packed = CholeskyFactor.pack(lower, dimension)
     }
 
     /// Creates the factor of `scale · I`.
@@ -76,14 +99,13 @@ public struct CholeskyFactor: Sendable, Hashable {
     public init(identityScaledBy scale: Double, dimension: Int) {
         precondition(scale > 0 && scale.isFinite, "Cholesky: the scale of I must be positive and finite")
         self.dimension = dimension
-        var l = [Double](repeating: 0, count: dimension * dimension)
+        var l = [Double](repeating: 0, count: dimension * (dimension + 1) / 2)
         let root = scale.squareRoot()
-        for i in 0..<dimension { l[i * dimension + i] = root }
-        self.lower = l
+        for j in 0..<dimension { l[packedStart(j, dimension)] = root }
+        self.packed = l
     }
 
-    /// Factors, in place, a column-major matrix whose lower triangle holds A (strict upper
-    /// triangle zero): right-looking, column by column.
+    /// Factors, in place, a packed lower triangle holding A: right-looking, column by column.
     private static func factorInPlace(_ a: inout [Double], _ n: Int) throws(NumericsError) {
         let failed: Int? = a.withUnsafeMutableBufferPointer { choleskyLowerInPlace($0, n) }
         if let failed { throw .notPositiveDefinite(routine: "Cholesky", minor: failed + 1) }
@@ -107,7 +129,7 @@ public struct CholeskyFactor: Sendable, Hashable {
     public func solve(inPlace b: inout [Double]) {
         precondition(b.count == dimension, "Cholesky solve: b has \(b.count) values, need \(dimension)")
         let n = dimension
-        lower.withUnsafeBufferPointer { l in
+        packed.withUnsafeBufferPointer { l in
             b.withUnsafeMutableBufferPointer { x in
                 forwardSubstitute(l, n, x)
                 backSubstituteTransposed(l, n, x)
@@ -124,7 +146,7 @@ public struct CholeskyFactor: Sendable, Hashable {
         precondition(x.count == dimension, "Cholesky: x has \(x.count) values, need \(dimension)")
         var z = x
         let n = dimension
-        lower.withUnsafeBufferPointer { l in z.withUnsafeMutableBufferPointer { forwardSubstitute(l, n, $0) } }
+        packed.withUnsafeBufferPointer { l in z.withUnsafeMutableBufferPointer { forwardSubstitute(l, n, $0) } }
         return z.reduce(0) { $0 + $1 * $1 }
     }
 
@@ -146,21 +168,16 @@ public struct CholeskyFactor: Sendable, Hashable {
         precondition(x.count == dimension, "Cholesky update: x has \(x.count) values, need \(dimension)")
         var w = x
         let n = dimension
-        lower.withUnsafeMutableBufferPointer { l in
+        packed.withUnsafeMutableBufferPointer { l in
             w.withUnsafeMutableBufferPointer { w in
                 for k in 0..<n {
-                    let column = k * n
+                    // Column k from its diagonal: column[0] is L[k, k], column[i − k] is L[i, k].
+                    let column = packedStart(k, n) - k
                     let lkk = l[column + k], wk = w[k]
                     let r = (lkk * lkk + wk * wk).squareRoot()
                     let c = r / lkk, s = wk / lkk, inverseC = 1 / c
                     l[column + k] = r
-                    var i = k + 1
-                    while i < n {
-                        let lik = (l[column + i] + s * w[i]) * inverseC
-                        w[i] = c * w[i] - s * lik
-                        l[column + i] = lik
-                        i += 1
-                    }
+                    givensColumn(l.baseAddress! + column, w.baseAddress!, from: k + 1, to: n, c: c, s: s, inverseC: inverseC)
                 }
             }
         }
@@ -179,11 +196,11 @@ public struct CholeskyFactor: Sendable, Hashable {
         precondition(keep > 0 && keep <= 1 && add >= 0, "Cholesky decay: keep must be in (0, 1], add ≥ 0")
         let n = dimension
         guard n > 0 else { return }
-        var a = [Double](repeating: 0, count: n * n)
-        lower.withUnsafeBufferPointer { l in a.withUnsafeMutableBufferPointer { lowerGram(l, n, keep, $0) } }
-        for i in 0..<n { a[i * n + i] += add }
+        var a = [Double](repeating: 0, count: n * (n + 1) / 2)
+        packed.withUnsafeBufferPointer { l in a.withUnsafeMutableBufferPointer { lowerGram(l, n, keep, $0) } }
+        for j in 0..<n { a[packedStart(j, n)] += add }
         try CholeskyFactor.factorInPlace(&a, n)
-        lower = a
+        packed = a
     }
 
     /// Multiplies `A = L Lᵀ` by `factor`, i.e. scales `L` by `√factor`.
@@ -193,7 +210,7 @@ public struct CholeskyFactor: Sendable, Hashable {
     public mutating func scaleMatrix(by factor: Double) {
         precondition(factor > 0 && factor.isFinite, "Cholesky: the scale must be positive and finite")
         let root = factor.squareRoot()
-        for i in lower.indices { lower[i] *= root }
+        for i in packed.indices { packed[i] *= root }
     }
 
     /// The matrix `A = L Lᵀ` (symmetric, so row- and column-major agree).
@@ -201,6 +218,7 @@ public struct CholeskyFactor: Sendable, Hashable {
     /// - Complexity: O(dimension³).
     public var matrix: [Double] {
         let n = dimension
+        let lower = self.lower
         var a = [Double](repeating: 0, count: n * n)
         for i in 0..<n {
             for j in 0...i {
@@ -217,7 +235,7 @@ public struct CholeskyFactor: Sendable, Hashable {
 extension CholeskyFactor: Codable {
     private enum CodingKeys: String, CodingKey { case dimension, lower }
 
-    /// Encodes the dimension and `L`.
+    /// Encodes the dimension and `L` in square form (`lower`), the format every version wrote.
     ///
     /// - Parameter encoder: The encoder.
     public func encode(to encoder: any Encoder) throws {

@@ -81,6 +81,13 @@ struct SnapshotValidationTests {
         let swipeEvents = events.indices.filter { events[$0]["swipe"] != nil }
         let unswiped = served.firstIndex { $0["action"] == nil }!
         var expected = ""
+        func editSwipe(_ k: Int, _ change: (inout [String: Any]) -> Void) {
+            var swipe = events[swipeEvents[k]]["swipe"] as! [String: Any]
+            change(&swipe)
+            events[swipeEvents[k]]["swipe"] = swipe
+            expected = "events[\(swipeEvents[k])]"
+        }
+        func swipeField(_ k: Int, _ key: String) -> Any { (events[swipeEvents[k]]["swipe"] as! [String: Any])[key]! }
         switch tampering {
         case "duplicate served card": served[1]["row"] = served[0]["row"]; served[1]["card_id"] = served[0]["card_id"]; expected = "served[1]"
         case "served position": served[2]["position"] = 9; expected = "served[2].position"
@@ -92,20 +99,14 @@ struct SnapshotValidationTests {
         case "served predicted_match": served[0]["predicted_match"] = 7; expected = "served[0].predicted_match"
         case "served action": served[unswiped]["action"] = "like"; expected = "served[\(unswiped)].action"
         case "duplicate swipe id":
-            var swipe = events[swipeEvents[1]]["swipe"] as! [String: Any]
-            swipe["swipe_id"] = (events[swipeEvents[0]]["swipe"] as! [String: Any])["swipe_id"]
-            events[swipeEvents[1]]["swipe"] = swipe
-            expected = "events[\(swipeEvents[1])]"
+            let first = swipeField(0, "swipe_id")
+            editSwipe(1) { $0["swipe_id"] = first }
         case "swipe on an unserved card":
-            var swipe = events[swipeEvents[0]]["swipe"] as! [String: Any]
-            swipe["card_id"] = Fixtures.schools.catalog.ids.first { id in !served.contains { $0["card_id"] as? String == id } }!
-            events[swipeEvents[0]]["swipe"] = swipe
-            expected = "events[\(swipeEvents[0])]"
+            let unserved = Fixtures.schools.catalog.ids.first { id in !served.contains { $0["card_id"] as? String == id } }!
+            editSwipe(0) { $0["card_id"] = unserved }
         case "second swipe on a card":
-            var swipe = events[swipeEvents[1]]["swipe"] as! [String: Any]
-            swipe["card_id"] = (events[swipeEvents[0]]["swipe"] as! [String: Any])["card_id"]
-            events[swipeEvents[1]]["swipe"] = swipe
-            expected = "events[\(swipeEvents[1])]"
+            let first = swipeField(0, "card_id")
+            editSwipe(1) { $0["card_id"] = first }
         case "feedback never asked":
             events.insert(["feedback": ["card_id": served[0]["card_id"]!, "options": ["Too big"]]], at: 0)
             expected = "events[0].feedback"

@@ -127,7 +127,7 @@ public struct PreferenceModel: Sendable, Codable, Equatable {
         hasher.combine(UInt64(dimension))
         for v in priorMean { hasher.combine(v.bitPattern) }
         for v in mean { hasher.combine(v.bitPattern) }
-        for v in factor.lower { hasher.combine(v.bitPattern) }
+        for v in factor.packed { hasher.combine(v.bitPattern) }
         return hasher.hexDigest
     }
 

@@ -202,7 +202,8 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     ///   - profile: The profile.
     ///   - seed: Seeds the probe draws.
     /// - Returns: A session with the cold-start model and every item unseen.
-    /// - Throws: `DataError` for an invalid profile.
+    /// - Throws: `DataError` for an invalid profile or a student id longer than
+    ///   `SwipeSession.maxIDLength` bytes.
     /// - Complexity: O(N × d).
     @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)

@@ -87,6 +87,10 @@ public struct SwipeSession<M: Matcher>: Sendable {
     var checkpoint: SessionCheckpoint?
 
     init(engine: SwipeEngine<M>, studentID: String, profile: M.Profile, seed: UInt64) throws(DataError) {
+        guard studentID.utf8.count <= SwipeSession.maxIDLength else {
+            throw DataError(.outOfRange, source: "session", field: "student_id",
+                            detail: "student_id: at most \(SwipeSession.maxIDLength) bytes, got \(studentID.utf8.count)")
+        }
         let student = try engine.matcher.student(profile)
         self.init(engine: engine, studentID: studentID, student: student, model: engine.coldStartModel(for: student),
                   rng: SplitMix64(seed: seed))
@@ -140,7 +144,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
     ///
     /// - Complexity: O(1).
     public var residentByteCount: Int {
-        let modelBytes = (model.dimension * model.dimension + 2 * model.dimension) * 8
+        let modelBytes = (model.dimension * (model.dimension + 1) / 2 + 2 * model.dimension) * 8
         let studentBytes = student.terms.byteCount + student.distances.count * 4
         let perCard = served.count * (MemoryLayout<ServedCard>.stride + 48) + swipes.count * 160 + events.count * 96
         return modelBytes + studentBytes + perCard + regionShown.count
@@ -199,14 +203,6 @@ public struct SwipeSession<M: Matcher>: Sendable {
 
     mutating func markShown(row: Int) {
         if let code = engine.regions.code(row: row) { regionShown[code] = true }
-    }
-
-    /// The pool's ordering score: the raw score, plus a novelty bonus for discovery cards from
-    /// regions not shown yet (only when the matcher names a region attribute).
-    func poolScore(row: Int, raw: Float) -> Float {
-        guard isBanded, poolIndex(row: row) == GeoBand.discovery.index, let code = engine.regions.code(row: row),
-              !regionShown[code] else { return raw }
-        return raw + engine.configuration.discoveryNoveltyBonus
     }
 
     /// Picks the probe of pool `p`: the `window` unseen cards closest to the decision boundary
@@ -280,8 +276,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
         return SwipeResult(outcome: .recorded, learningState: learningState, totalSwipes: totalSwipes, feedback: prompt)
     }
 
-    /// The longest swipe or card id accepted, in UTF-8 bytes: ids are stored per swipe and
-    /// echoed in errors, so an unbounded id would cost unbounded memory.
+    /// The longest student, swipe or card id accepted, in UTF-8 bytes: ids are stored per swipe
+    /// and echoed in errors, so an unbounded id would cost unbounded memory.
     public static var maxIDLength: Int { 256 }
 
     func feedbackPrompt(row: Int, card: ServedCard, action: SwipeAction, predicted: Double) -> FeedbackPrompt? {
@@ -347,58 +343,62 @@ public struct SwipeSession<M: Matcher>: Sendable {
 }
 
 /// One batch's view of the unseen cards: per pool, the best rows by pool score (ties to the
-/// lower row), selected once per batch, and what the batch has taken so far.
+/// lower row), selected once per batch, and what the batch has taken so far. The pool score is
+/// the raw score, plus `discoveryNoveltyBonus` for discovery cards from regions not shown yet
+/// (when the matcher names a region attribute).
 struct BatchPools<M: Matcher> {
     /// Per pool, candidate rows best first (enough for every slot of the batch).
     var best: [[Int]]
     var cursor: [Int]
     /// Per pool, unseen cards left.
     var remaining: [Int]
-    var taken: Set<Int> = []
-    /// Per row, its pool; -1 for served rows.
-    let poolOfRow: [Int8]
+    /// Per row, its pool; -1 for served rows and rows taken by this batch.
+    var poolOfRow: [Int8]
 
     init(session: SwipeSession<M>, raw: [Float], count: Int) {
         let n = raw.count
         let pools = session.isBanded ? 3 : 1
         var poolOfRow = [Int8](repeating: 0, count: n)
-        var remaining = [Int](repeating: 0, count: pools)
-        for row in 0..<n {
-            if session.servedIndexByRow[row] != nil { poolOfRow[row] = -1; continue }
-            let p = session.poolIndex(row: row)
+        for card in session.served { poolOfRow[card.row] = -1 }
+        var rows = [[Int]](repeating: [], count: pools)
+        var scores = [[Float]](repeating: [], count: pools)
+        let preferred = session.student.preferredDistanceMiles ?? 0
+        let expansion = session.engine.configuration.expansion
+        let bonus = session.engine.configuration.discoveryNoveltyBonus
+        let regions = session.engine.regions
+        for row in 0..<n where poolOfRow[row] == 0 {
+            var p = 0
+            var score = raw[row]
+            if pools == 3 {
+                p = GeoBand.band(distance: session.student.distances[row], preferred: preferred, expansion: expansion).index
+                if p == GeoBand.discovery.index, let code = regions.code(row: row), !session.regionShown[code] { score += bonus }
+            }
             poolOfRow[row] = Int8(p)
-            remaining[p] += 1
+            rows[p].append(row)
+            scores[p].append(score)
         }
         var best: [[Int]] = []
         var selector = TopKSelector()
         for p in 0..<pools {
-            var rows: [Int] = []
-            rows.reserveCapacity(remaining[p])
-            var scores: [Float] = []
-            scores.reserveCapacity(remaining[p])
-            for row in 0..<n where poolOfRow[row] == Int8(p) {
-                rows.append(row)
-                scores.append(session.poolScore(row: row, raw: raw[row]))
-            }
             // Probes may take some of the best, so twice the batch is always enough.
             var picked: [Int] = []
-            selector.select(k: min(rows.count, 2 * count), from: scores, into: &picked)
-            best.append(picked.map { rows[$0] })
+            selector.select(k: min(rows[p].count, 2 * count), from: scores[p], into: &picked)
+            best.append(picked.map { rows[p][$0] })
         }
         self.best = best
         self.cursor = [Int](repeating: 0, count: pools)
-        self.remaining = remaining
+        self.remaining = rows.map(\.count)
         self.poolOfRow = poolOfRow
     }
 
     /// The best card of pool `p` not yet taken (the pool must have one left).
     mutating func nextBest(pool p: Int) -> Int {
-        while taken.contains(best[p][cursor[p]]) { cursor[p] += 1 }
+        while poolOfRow[best[p][cursor[p]]] < 0 { cursor[p] += 1 }
         return best[p][cursor[p]]
     }
 
     mutating func take(row: Int, pool p: Int) {
-        taken.insert(row)
+        poolOfRow[row] = -1
         remaining[p] -= 1
     }
 
@@ -406,7 +406,8 @@ struct BatchPools<M: Matcher> {
     func unseen(pool p: Int) -> [Int] {
         var rows: [Int] = []
         rows.reserveCapacity(remaining[p])
-        for row in poolOfRow.indices where poolOfRow[row] == Int8(p) && !taken.contains(row) { rows.append(row) }
+        let code = Int8(p)
+        for row in poolOfRow.indices where poolOfRow[row] == code { rows.append(row) }
         return rows
     }
 }

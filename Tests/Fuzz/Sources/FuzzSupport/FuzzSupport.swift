@@ -8,6 +8,11 @@ import SwipeRank
 // property, reported by `FuzzProperty.require`, is a finding.
 
 /// The bytes of one fuzz input.
+///
+/// - Parameters:
+///   - pointer: libFuzzer's buffer (nil when empty).
+///   - count: Its length.
+/// - Returns: A copy of the bytes.
 public func fuzzData(_ pointer: UnsafePointer<UInt8>?, _ count: Int) -> Data {
     guard let pointer, count > 0 else { return Data() }
     return Data(bytes: pointer, count: count)
@@ -15,6 +20,11 @@ public func fuzzData(_ pointer: UnsafePointer<UInt8>?, _ count: Int) -> Data {
 
 /// A property every input must keep; a violation aborts so libFuzzer records the input.
 public enum FuzzProperty {
+    /// Aborts with `message` when `condition` is false.
+    ///
+    /// - Parameters:
+    ///   - condition: The property.
+    ///   - message: What broke, for the crash report.
     public static func require(_ condition: Bool, _ message: @autoclosure () -> String) {
         if !condition { fatalError("fuzz property violated: \(message())") }
     }
@@ -22,10 +32,15 @@ public enum FuzzProperty {
 
 /// The repository's shipped data, found from this file's location.
 public enum FuzzData {
+    /// The repository root.
     public static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
+    /// A path under the repository root.
+    ///
+    /// - Parameter relative: The path from the root.
+    /// - Returns: The absolute path.
     public static func path(_ relative: String) -> String { root.appendingPathComponent(relative).path }
 
     /// The school catalog and an engine over it (loaded once per process).
