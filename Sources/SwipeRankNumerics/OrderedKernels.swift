@@ -15,15 +15,40 @@ extension Matrix {
         precondition(x.count == rows, "multiplyTransposedInOrder: x has \(x.count) values, matrix has \(rows) rows")
         if y.count != columns { y = [Float](repeating: 0, count: columns) }
         let n = columns
+        let d = rows
         storage.withUnsafeBufferPointer { a in
+            x.withUnsafeBufferPointer { w in
             y.withUnsafeMutableBufferPointer { out in
-                for i in 0..<n { out[i] = 0 }
-                for r in 0..<rows {
-                    let w = x[r]
-                    if w == 0 { continue }
-                    let row = UnsafeBufferPointer(rebasing: a[(r * n)..<((r + 1) * n)])
-                    for i in 0..<n { out[i] += w * row[i] }
+                guard let base = a.baseAddress, let o = out.baseAddress else { return }
+                // 32 outputs at a time held in registers across all rows: each output is still
+                // 0 + w₀x₀ + w₁x₁ + … in row order, exactly as row-by-row accumulation, but the
+                // outputs are written once instead of once per row, and each row is read 128
+                // contiguous bytes at a time.
+                var i = 0
+                while i + 32 <= n {
+                    var a0 = SIMD8<Float>(repeating: 0), a1 = a0, a2 = a0, a3 = a0
+                    for r in 0..<d where w[r] != 0 {   // a zero weight adds nothing
+                        let p = UnsafeRawPointer(base + r * n + i)
+                        let wr = SIMD8<Float>(repeating: w[r])
+                        a0 = a0 + wr * p.loadUnaligned(as: SIMD8<Float>.self)
+                        a1 = a1 + wr * p.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self)
+                        a2 = a2 + wr * p.loadUnaligned(fromByteOffset: 64, as: SIMD8<Float>.self)
+                        a3 = a3 + wr * p.loadUnaligned(fromByteOffset: 96, as: SIMD8<Float>.self)
+                    }
+                    let q = UnsafeMutableRawPointer(o + i)
+                    q.storeBytes(of: a0, as: SIMD8<Float>.self)
+                    q.storeBytes(of: a1, toByteOffset: 32, as: SIMD8<Float>.self)
+                    q.storeBytes(of: a2, toByteOffset: 64, as: SIMD8<Float>.self)
+                    q.storeBytes(of: a3, toByteOffset: 96, as: SIMD8<Float>.self)
+                    i += 32
                 }
+                while i < n {
+                    var sum: Float = 0
+                    for r in 0..<d where w[r] != 0 { sum = sum + w[r] * base[r * n + i] }
+                    o[i] = sum
+                    i += 1
+                }
+            }
             }
         }
     }
