@@ -60,12 +60,6 @@ struct SnapshotValidationTests {
         #expect(bytes <= 16 << 10, "\(bytes) bytes")
     }
 
-    @Test("a session's estimated resident state after 20 swipes is at most 64 KiB")
-    func residentEstimate() throws {
-        let session = try liveSession(swipes: 20)
-        #expect(session.residentByteCount <= 64 << 10, "\(session.residentByteCount) bytes")
-    }
-
     @Test("every tampering is a DataError naming the field", arguments: [
         "duplicate served card", "served position", "served row out of range", "served card_id of another row",
         "served band", "served is_probe", "served propensity", "served predicted_match", "served action",

@@ -45,7 +45,8 @@ public struct ServedCard: Sendable, Hashable, Codable {
 /// - The unseen cards of a band are a max-priority pool by score (ties to the lower catalog
 ///   row): each batch scores the catalog once with the current weights and selects each band's
 ///   best in O(N) (`TopKSelector`), the same order a re-scored `CardPool` would give, without
-///   keeping N heap entries per student in memory (see `residentByteCount`).
+///   keeping N heap entries per student in memory (the `SessionBenchmarks` suite measures
+///   what a live session holds).
 /// - Learning: `recordSwipe(_:)` updates the model in O(D²) (O(D³) in the stable phase).
 /// - Idempotency: a swipe id seen before changes nothing (`.duplicate`). A swipe for an
 ///   unknown card, a card never served, or a card already swiped is rejected with a
@@ -137,18 +138,6 @@ public struct SwipeSession<M: Matcher>: Sendable {
 
     /// Cards served per band (nearby, slightly beyond, discovery).
     public var servedPerBand: [Int] { bandServed }
-
-    /// The bytes this session holds beyond the shared engine: the model, the student's
-    /// per-item arrays and the per-card bookkeeping (an estimate from element counts; the
-    /// benchmark `SessionMemory` measures the allocator's view).
-    ///
-    /// - Complexity: O(1).
-    public var residentByteCount: Int {
-        let modelBytes = (model.dimension * (model.dimension + 1) / 2 + 2 * model.dimension) * 8
-        let studentBytes = student.terms.byteCount + student.distances.count * 4
-        let perCard = served.count * (MemoryLayout<ServedCard>.stride + 48) + swipes.count * 160 + events.count * 96
-        return modelBytes + studentBytes + perCard + regionShown.count
-    }
 
     // MARK: Serving
 
@@ -362,16 +351,13 @@ struct BatchPools<M: Matcher> {
         for card in session.served { poolOfRow[card.row] = -1 }
         var rows = [[Int]](repeating: [], count: pools)
         var scores = [[Float]](repeating: [], count: pools)
-        let preferred = session.student.preferredDistanceMiles ?? 0
-        let expansion = session.engine.configuration.expansion
         let bonus = session.engine.configuration.discoveryNoveltyBonus
         let regions = session.engine.regions
         for row in 0..<n where poolOfRow[row] == 0 {
-            var p = 0
+            let p = session.poolIndex(row: row)
             var score = raw[row]
-            if pools == 3 {
-                p = GeoBand.band(distance: session.student.distances[row], preferred: preferred, expansion: expansion).index
-                if p == GeoBand.discovery.index, let code = regions.code(row: row), !session.regionShown[code] { score += bonus }
+            if pools == 3, p == GeoBand.discovery.index, let code = regions.code(row: row), !session.regionShown[code] {
+                score += bonus
             }
             poolOfRow[row] = Int8(p)
             rows[p].append(row)
