@@ -4,6 +4,9 @@
 //
 // Layering (each arrow is the only allowed direction of `import`):
 //   swiperank (CLI) → SwipeRankEvaluation → SwipeRank (engine) → SwipeRankNumerics → CBLAS
+//   swiperank (CLI) → SwipeRankServer (HTTP) → SwipeRankStore (SQLite) → SwipeRank (engine)
+// The engine knows nothing of HTTP or SQL; the server talks to storage only through the
+// store protocol.
 //
 // Benchmarks live in Benchmarks/ as their own package, so neither library users nor
 // `swift test` build the benchmark harness.
@@ -22,10 +25,19 @@ let package = Package(
         .library(name: "SwipeRank", targets: ["SwipeRank"]),
         .library(name: "SwipeRankEvaluation", targets: ["SwipeRankEvaluation"]),
         .library(name: "SwipeRankNumerics", targets: ["SwipeRankNumerics"]),
+        .library(name: "SwipeRankStore", targets: ["SwipeRankStore"]),
+        .library(name: "SwipeRankServer", targets: ["SwipeRankServer"]),
         .executable(name: "swiperank", targets: ["swiperank"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-crypto", "4.1.0"..<"6.0.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // MARK: Public API
@@ -44,10 +56,34 @@ let package = Package(
             dependencies: ["CBLAS"],
             swiftSettings: internalChecks
         ),
+        .target(
+            name: "SwipeRankStore",
+            dependencies: [
+                "SwipeRank",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: internalChecks
+        ),
+        .target(
+            name: "SwipeRankServer",
+            dependencies: [
+                "SwipeRank",
+                "SwipeRankStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["openapi.yaml"],
+            swiftSettings: internalChecks
+        ),
         .executableTarget(
             name: "swiperank",
             dependencies: [
                 "SwipeRankEvaluation",
+                "SwipeRankServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -64,6 +100,15 @@ let package = Package(
         .testTarget(name: "SwipeRankTests", dependencies: ["SwipeRank"]),
         .testTarget(name: "SwipeRankEvaluationTests", dependencies: ["SwipeRankEvaluation"]),
         .testTarget(name: "SwipeRankCLITests", dependencies: ["swiperank"]),
+        .testTarget(name: "SwipeRankStoreTests", dependencies: ["SwipeRankStore"]),
+        .testTarget(
+            name: "SwipeRankServerTests",
+            dependencies: [
+                "SwipeRankServer",
+                "SwipeRankNumerics",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

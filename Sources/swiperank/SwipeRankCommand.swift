@@ -3,11 +3,11 @@ import Foundation
 import SwipeRank
 
 @main
-struct SwipeRankCommand: ParsableCommand {
+struct SwipeRankCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "swiperank",
         abstract: "A matching and recommendation engine for swipe-based apps.",
-        subcommands: [Evaluate.self, Recommend.self, Demo.self, Generate.self])
+        subcommands: [Evaluate.self, Recommend.self, Demo.self, Generate.self, Serve.self, Token.self])
 }
 
 /// Where the catalog files are; shared by every subcommand that needs a catalog. Without

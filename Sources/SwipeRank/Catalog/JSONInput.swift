@@ -286,7 +286,7 @@ extension Decoder {
     ///
     /// - Parameter keys: The type's coding keys.
     /// - Throws: `DecodingError.dataCorrupted` at the unknown key's path.
-    func rejectUnknownKeys<K: CodingKey & CaseIterable>(_ keys: K.Type) throws {
+    public func rejectUnknownKeys<K: CodingKey & CaseIterable>(_ keys: K.Type) throws {
         let known = Set(K.allCases.map(\.stringValue))
         let all = try container(keyedBy: AnyCodingKey.self)
         if let unknown = all.allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {

@@ -78,22 +78,26 @@ public struct PreferenceModel: Sendable, Codable, Equatable {
     ///   - liked: Whether it was liked.
     ///   - forgetting: λ in (0, 1]: 1 keeps all evidence (rank-1 update); less first decays the
     ///     precision towards the prior (refactorization).
-    /// - Throws: `NumericsError` for a non-finite vector, or if LAPACK finds the decayed
-    ///   precision not positive definite; the model is unchanged.
+    ///   - weight: How many observations this one counts as (> 0; 1 for a swipe, more for a
+    ///     strong signal such as a saved card): it scales both the curvature and the gradient,
+    ///     the Laplace update of a weighted log-likelihood.
+    /// - Throws: `NumericsError` for a non-finite vector, or if the decayed precision is not
+    ///   positive definite; the model is unchanged.
     /// - Complexity: O(D²) with λ = 1, O(D³) otherwise.
-    public mutating func observe(_ z: [Double], liked: Bool, forgetting: Double = 1) throws(NumericsError) {
+    public mutating func observe(_ z: [Double], liked: Bool, forgetting: Double = 1, weight: Double = 1) throws(NumericsError) {
         precondition(z.count == dimension, "Observation has \(z.count) values, the model \(dimension)")
         precondition(forgetting > 0 && forgetting <= 1, "Forgetting factor must be in (0, 1]")
+        precondition(weight > 0 && weight.isFinite, "Observation weight must be positive and finite")
         guard z.allSatisfy({ $0.isFinite }) else { throw NumericsError.nonFinite("swipe observation") }
         let p = likeProbability(z)
-        let curvature = max(0.05, p * (1 - p)) / (scale * scale)
+        let curvature = weight * max(0.05, p * (1 - p)) / (scale * scale)
         // In place: only the decay can fail, and it leaves the factor untouched when it does.
         if forgetting < 1 {
             try factor.decay(keeping: forgetting, addingIdentity: (1 - forgetting) * priorPrecision)
         }
         let root = curvature.squareRoot()
         factor.rankOneUpdate(z.map { $0 * root })
-        let step = factor.solve(z.map { $0 * ((liked ? 1 : 0) - p) / scale })
+        let step = factor.solve(z.map { $0 * weight * ((liked ? 1 : 0) - p) / scale })
         for i in 0..<dimension { mean[i] += step[i] }
     }
 

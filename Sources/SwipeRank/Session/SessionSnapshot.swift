@@ -135,11 +135,15 @@ public enum SessionEvent: Sendable, Hashable, Codable {
     case swipe(Swipe)
     /// An answer to a feedback prompt (no options: dismissed).
     case feedback(cardID: String, options: [FeedbackOption])
+    /// A judgement outside the deck (`SwipeSession.recordJudgement(_:weight:)`).
+    case judged(Swipe, weight: Double)
 
-    private enum CodingKeys: String, CodingKey, CaseIterable { case swipe, feedback }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case swipe, feedback, judged }
     private enum FeedbackKeys: String, CodingKey, CaseIterable { case cardID = "card_id", options }
+    private enum JudgedKeys: String, CodingKey, CaseIterable { case swipe, weight }
 
-    /// Encodes `{"swipe": {…}}` or `{"feedback": {"card_id", "options"}}`.
+    /// Encodes `{"swipe": {…}}`, `{"feedback": {"card_id", "options"}}` or
+    /// `{"judged": {"swipe", "weight"}}`.
     ///
     /// - Parameter encoder: The encoder.
     public func encode(to encoder: any Encoder) throws {
@@ -150,10 +154,14 @@ public enum SessionEvent: Sendable, Hashable, Codable {
             var f = c.nestedContainer(keyedBy: FeedbackKeys.self, forKey: .feedback)
             try f.encode(cardID, forKey: .cardID)
             try f.encode(options, forKey: .options)
+        case let .judged(swipe, weight):
+            var j = c.nestedContainer(keyedBy: JudgedKeys.self, forKey: .judged)
+            try j.encode(swipe, forKey: .swipe)
+            try j.encode(weight, forKey: .weight)
         }
     }
 
-    /// Decodes one event: exactly one of `swipe` or `feedback`.
+    /// Decodes one event: exactly one of `swipe`, `feedback` or `judged`.
     ///
     /// - Parameter decoder: The decoder.
     /// - Throws: `DecodingError` for anything else.
@@ -162,7 +170,7 @@ public enum SessionEvent: Sendable, Hashable, Codable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         guard c.allKeys.count == 1, let key = c.allKeys.first else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                    debugDescription: "an event holds exactly one of \"swipe\" or \"feedback\""))
+                                                    debugDescription: "an event holds exactly one of \"swipe\", \"feedback\" or \"judged\""))
         }
         switch key {
         case .swipe: self = .swipe(try c.decode(Swipe.self, forKey: .swipe))
@@ -170,6 +178,9 @@ public enum SessionEvent: Sendable, Hashable, Codable {
             let f = try c.nestedContainer(keyedBy: FeedbackKeys.self, forKey: .feedback)
             self = .feedback(cardID: try f.decode(String.self, forKey: .cardID),
                              options: try f.decode([FeedbackOption].self, forKey: .options))
+        case .judged:
+            let j = try c.nestedContainer(keyedBy: JudgedKeys.self, forKey: .judged)
+            self = .judged(try j.decode(Swipe.self, forKey: .swipe), weight: try j.decode(Double.self, forKey: .weight))
         }
     }
 }
@@ -403,6 +414,14 @@ extension SwipeEngine {
             case let .feedback(cardID, options):
                 do { try session.submitFeedback(cardID: cardID, options: options) } catch {
                     throw invalid("events[\(i)].feedback", error.message)
+                }
+            case let .judged(swipe, weight):
+                let result: SwipeResult
+                do { result = try session.recordJudgement(swipe, weight: weight) } catch {
+                    throw invalid("events[\(i)].judged", error.message)
+                }
+                guard result.outcome == .recorded else {
+                    throw invalid("events[\(i)].judged", "swipe id \(DataError.truncated(swipe.swipeID)) appears twice")
                 }
             }
         }

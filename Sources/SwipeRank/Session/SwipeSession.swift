@@ -74,6 +74,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
     public internal(set) var totalSwipes = 0
 
     var servedIndexByRow: [Int: Int] = [:]
+    /// Rows judged outside the deck (`recordJudgement`) and never served: they are not served
+    /// later either.
+    var judgedRows: Set<Int> = []
     var swipes: [String: Swipe] = [:]
     var bandServed = [0, 0, 0]
     /// Whether each of the engine's regions has been shown (discovery novelty bonus).
@@ -152,7 +155,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
     @_specialize(where M == ItemMatcher)
     public mutating func recommendations(count: Int) -> RecommendationResponse {
         let catalog = engine.matcher.catalog
-        let wanted = max(0, min(count, catalog.count - served.count))
+        let wanted = max(0, min(count, unseenCount))
         guard wanted > 0 else {
             return RecommendationResponse(recommendations: [], learningState: learningState, totalSwipes: totalSwipes)
         }
@@ -189,6 +192,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
         }
         return RecommendationResponse(recommendations: cards, learningState: learningState, totalSwipes: totalSwipes)
     }
+
+    /// Cards that may still be served: neither served nor judged outside the deck.
+    public var unseenCount: Int { engine.matcher.catalog.count - served.count - judgedRows.count }
 
     mutating func markShown(row: Int) {
         if let code = engine.regions.code(row: row) { regionShown[code] = true }
@@ -264,6 +270,53 @@ public struct SwipeSession<M: Matcher>: Sendable {
         }
         return SwipeResult(outcome: .recorded, learningState: learningState, totalSwipes: totalSwipes, feedback: prompt)
     }
+
+    /// Records a judgement on a card outside the deck — a school saved from its detail page
+    /// (a strong like), or a swipe carried over from an earlier profile — and learns from it.
+    ///
+    /// The card need not have been served; if it was not, it is never served afterwards. No
+    /// feedback prompt follows, and served cards keep their own swipe state.
+    ///
+    /// - Parameters:
+    ///   - swipe: The judgement (its id shares the namespace of swipe ids).
+    ///   - weight: How many swipes it counts as, in (0, `maxJudgementWeight`].
+    /// - Returns: Recorded or duplicate, with the learning state.
+    /// - Throws: `SwipeError` `.invalidSwipe` (an id too long, a weight out of range),
+    ///   `.unknownCard` or `.numerical`; the session is unchanged.
+    /// - Complexity: O(D²) before the stable phase, O(D³) in it.
+    @_specialize(where M == SchoolMatcher)
+    @_specialize(where M == ItemMatcher)
+    public mutating func recordJudgement(_ swipe: Swipe, weight: Double) throws(SwipeError) -> SwipeResult {
+        guard swipe.swipeID.utf8.count <= SwipeSession.maxIDLength, swipe.cardID.utf8.count <= SwipeSession.maxIDLength else {
+            throw SwipeError(.invalidSwipe, "swipe ids and card ids are at most \(SwipeSession.maxIDLength) bytes")
+        }
+        guard weight > 0, weight <= SwipeSession.maxJudgementWeight else {
+            throw SwipeError(.invalidSwipe, "judgement \(swipe.swipeID): weight \(weight) is outside (0, \(SwipeSession.maxJudgementWeight)]")
+        }
+        if swipes[swipe.swipeID] != nil {
+            return SwipeResult(outcome: .duplicate, learningState: learningState, totalSwipes: totalSwipes, feedback: nil)
+        }
+        guard let row = engine.matcher.catalog.row(of: swipe.cardID) else {
+            throw SwipeError(.unknownCard, "judgement \(swipe.swipeID): no card \"\(swipe.cardID)\" in the catalog")
+        }
+        let z = engine.combinedVector(row: row, student: student)
+        let phaseAfter = LearningPhase(totalSwipes: totalSwipes + 1)
+        do {
+            try model.observe(z, liked: swipe.action == .like,
+                              forgetting: phaseAfter == .stable ? engine.configuration.stableForgetting : 1, weight: weight)
+        } catch {
+            throw SwipeError(.numerical, "judgement \(swipe.swipeID): \(error.description)")
+        }
+        swipes[swipe.swipeID] = swipe
+        if servedIndexByRow[row] == nil { judgedRows.insert(row) }
+        totalSwipes += 1
+        events.append(.judged(swipe, weight: weight))
+        return SwipeResult(outcome: .recorded, learningState: learningState, totalSwipes: totalSwipes, feedback: nil)
+    }
+
+    /// The largest weight `recordJudgement(_:weight:)` accepts: one judgement must not outweigh
+    /// a whole phase of swipes.
+    public static var maxJudgementWeight: Double { 10 }
 
     /// The longest student, swipe or card id accepted, in UTF-8 bytes: ids are stored per swipe
     /// and echoed in errors, so an unbounded id would cost unbounded memory.
@@ -349,6 +402,7 @@ struct BatchPools<M: Matcher> {
         let pools = session.isBanded ? 3 : 1
         var poolOfRow = [Int8](repeating: 0, count: n)
         for card in session.served { poolOfRow[card.row] = -1 }
+        for row in session.judgedRows { poolOfRow[row] = -1 }
         var rows = [[Int]](repeating: [], count: pools)
         var scores = [[Float]](repeating: [], count: pools)
         let bonus = session.engine.configuration.discoveryNoveltyBonus

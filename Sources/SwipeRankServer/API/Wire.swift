@@ -1,0 +1,328 @@
+import Crypto
+import Foundation
+import SwipeRank
+
+/// JSON in and out of the API: sorted keys (stable bytes for golden tests and caches), no
+/// escaped slashes; request bodies go through the engine's strict checker first (line and
+/// column for malformed JSON, duplicate keys, depth), then a decoder that rejects unknown keys.
+enum WireJSON {
+    static func encode<T: Encodable>(_ value: T) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(value)
+    }
+
+    /// SHA-256 (hex) of the canonical encoding: what "the same request" means for a retry.
+    static func digest<T: Encodable>(_ value: T) -> String {
+        let canonical = (try? encode(value)) ?? Data()
+        return SHA256.hash(data: canonical).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Decodes a request body, or throws the 400 that names the position or the field.
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data, what: String, maxBytes: Int) throws(APIError) -> T {
+        do {
+            return try JSONInput.decode(type, from: data, source: what, maxBytes: maxBytes)
+        } catch {
+            throw APIError.validation(error)
+        }
+    }
+}
+
+/// A client-chosen id (swipe id, save id): 1…128 of `A–Z a–z 0–9 . _ ~ : -` (UUIDs fit). The
+/// service prefixes its own ids with `/`, which no client id can contain.
+enum ClientID {
+    static let maxLength = 128
+
+    static func validate(_ id: String, field: String) throws(APIError) {
+        guard !id.isEmpty, id.utf8.count <= maxLength,
+              id.utf8.allSatisfy({ b in
+                  (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                      || b == 0x2E || b == 0x5F || b == 0x7E || b == 0x3A || b == 0x2D
+              })
+        else {
+            throw APIError.validation("\(field) must be 1…\(maxLength) characters of A-Z a-z 0-9 . _ ~ : -", field: field)
+        }
+    }
+}
+
+/// `POST /student/swipe` and each entry of `POST /student/sync`.
+struct SwipeRequest: Codable, Hashable, Sendable {
+    var swipeID: String
+    var schoolID: String
+    var action: SwipeAction
+    var timestamp: Int64
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case swipeID = "swipe_id", schoolID = "school_id", action, timestamp
+    }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        swipeID = try c.decode(String.self, forKey: .swipeID)
+        schoolID = try c.decode(String.self, forKey: .schoolID)
+        action = try c.decode(SwipeAction.self, forKey: .action)
+        timestamp = try c.decode(Int64.self, forKey: .timestamp)
+    }
+
+    init(swipeID: String, schoolID: String, action: SwipeAction, timestamp: Int64) {
+        self.swipeID = swipeID
+        self.schoolID = schoolID
+        self.action = action
+        self.timestamp = timestamp
+    }
+
+    var swipe: Swipe { Swipe(swipeID: swipeID, cardID: schoolID, action: action, timestamp: timestamp) }
+
+    /// Canonical bytes: a retry is "the same body" when these match.
+    var digest: String {
+        WireJSON.digest(self)
+    }
+}
+
+/// `POST /student/sync`.
+struct SyncRequest: Codable, Sendable {
+    var swipes: [SwipeRequest]
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case swipes }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        swipes = try decoder.container(keyedBy: CodingKeys.self).decode([SwipeRequest].self, forKey: .swipes)
+    }
+}
+
+/// `POST /student/feedback`.
+struct FeedbackRequest: Codable, Sendable {
+    var schoolID: String
+    var options: [FeedbackOption]
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case schoolID = "school_id", options }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        schoolID = try c.decode(String.self, forKey: .schoolID)
+        options = try c.decode([FeedbackOption].self, forKey: .options)
+    }
+}
+
+/// `POST /student/schools/:id/save` (the body is optional).
+struct SaveRequest: Codable, Sendable {
+    var timestamp: Int64?
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case timestamp }
+
+    init(timestamp: Int64?) { self.timestamp = timestamp }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        timestamp = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Int64.self, forKey: .timestamp)
+    }
+}
+
+/// `POST /student/batch`.
+struct BatchRequest: Codable, Sendable {
+    struct Operation: Codable, Sendable {
+        var method: String
+        var path: String
+        var body: JSONValue?
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case method, path, body }
+
+        init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            method = try c.decode(String.self, forKey: .method)
+            path = try c.decode(String.self, forKey: .path)
+            body = try c.decodeIfPresent(JSONValue.self, forKey: .body)
+        }
+    }
+
+    var operations: [Operation]
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case operations }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        operations = try decoder.container(keyedBy: CodingKeys.self).decode([Operation].self, forKey: .operations)
+    }
+}
+
+/// The result of one swipe: the learning state after it and any feedback question.
+struct SwipeResponse: Codable, Sendable, Equatable {
+    var swipeID: String
+    var outcome: String
+    var learningState: LearningState
+    var totalSwipes: Int
+    var feedback: FeedbackPrompt?
+
+    enum CodingKeys: String, CodingKey {
+        case swipeID = "swipe_id", outcome, learningState = "learning_state", totalSwipes = "total_swipes", feedback
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(swipeID, forKey: .swipeID)
+        try c.encode(outcome, forKey: .outcome)
+        try c.encode(learningState, forKey: .learningState)
+        try c.encode(totalSwipes, forKey: .totalSwipes)
+        try c.encode(feedback, forKey: .feedback)  // explicit null: "no question" is an answer
+    }
+}
+
+/// The learning state and swipe count.
+struct LearningStateResponse: Codable, Sendable {
+    var learningState: LearningState
+    var totalSwipes: Int
+    var servedCards: Int
+    var unseenCards: Int
+
+    enum CodingKeys: String, CodingKey {
+        case learningState = "learning_state", totalSwipes = "total_swipes", servedCards = "served_cards",
+             unseenCards = "unseen_cards"
+    }
+}
+
+/// A card as `fields=full` sends it: the recommendation (the shape of `swiperank recommend`)
+/// plus its position in the student's deck.
+struct FullCard: Encodable {
+    var card: Recommendation
+    var position: Int?
+
+    enum CodingKeys: String, CodingKey { case position }
+
+    func encode(to encoder: any Encoder) throws {
+        try card.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(position, forKey: .position)
+    }
+}
+
+/// A card as `fields=minimal` sends it.
+struct MinimalCard: Encodable {
+    var schoolID: String
+    var name: String
+    var matchScore: Double
+    var grade: Grade
+    var isProbe: Bool
+    var position: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case schoolID = "school_id", name, matchScore = "match_score", grade, isProbe = "is_probe", position
+    }
+
+    init(_ card: Recommendation, position: Int?) {
+        schoolID = card.school.id
+        name = card.school.name
+        matchScore = card.matchScore
+        grade = card.grade
+        isProbe = card.isProbe
+        self.position = position
+    }
+}
+
+/// A card as `compressed=true` sends it: `i` id, `n` name, `l` location ("City, ST"), `m`
+/// match score in whole percent, `img` the catalog's `image_url` (null without one), `p`
+/// position, `q` probe.
+struct CompressedCard: Encodable {
+    var i: String
+    var n: String
+    var l: String?
+    var m: Int
+    var img: String?
+    var p: Int?
+    var q: Bool
+
+    init(_ card: Recommendation, position: Int?) {
+        i = card.school.id
+        n = card.school.name
+        let city = card.school.attributes["city"]?.text
+        let state = card.school.attributes["state"]?.text
+        l = [city, state].compactMap { $0 }.joined(separator: ", ").nilIfEmpty
+        m = Int((card.matchScore * 100).rounded())
+        img = card.school.attributes["image_url"]?.text
+        p = position
+        q = card.isProbe
+    }
+
+    enum CodingKeys: String, CodingKey { case i, n, l, m, img, p, q }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(i, forKey: .i)
+        try c.encode(n, forKey: .n)
+        try c.encode(l, forKey: .l)
+        try c.encode(m, forKey: .m)
+        try c.encode(img, forKey: .img)
+        try c.encodeIfPresent(p, forKey: .p)
+        try c.encode(q, forKey: .q)
+    }
+}
+
+/// How much of each card a response carries.
+enum CardFields: String {
+    case minimal, full
+}
+
+/// Cards in the requested shape.
+enum CardList: Encodable {
+    case full([FullCard])
+    case minimal([MinimalCard])
+    case compressed([CompressedCard])
+
+    init(_ cards: [(Recommendation, Int?)], fields: CardFields, compressed: Bool) {
+        if compressed {
+            self = .compressed(cards.map { CompressedCard($0.0, position: $0.1) })
+        } else if fields == .minimal {
+            self = .minimal(cards.map { MinimalCard($0.0, position: $0.1) })
+        } else {
+            self = .full(cards.map { FullCard(card: $0.0, position: $0.1) })
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        switch self {
+        case let .full(c): try c.encode(to: encoder)
+        case let .minimal(c): try c.encode(to: encoder)
+        case let .compressed(c): try c.encode(to: encoder)
+        }
+    }
+}
+
+/// `GET /student/recommendations` and `/preload`.
+struct DeckResponse: Encodable {
+    var deckID: String?
+    var recommendations: CardList
+    var learningState: LearningState
+    var totalSwipes: Int
+    var preload: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case deckID = "deck_id", recommendations, learningState = "learning_state", totalSwipes = "total_swipes", preload
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(deckID, forKey: .deckID)
+        try c.encode(recommendations, forKey: .recommendations)
+        try c.encode(learningState, forKey: .learningState)
+        try c.encode(totalSwipes, forKey: .totalSwipes)
+        try c.encode(preload, forKey: .preload)
+    }
+}
+
+extension ItemSummary.Value {
+    /// The value as text (numbers printed plainly), nil for null.
+    var text: String? {
+        switch self {
+        case let .text(s): s
+        case let .number(n): n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n)
+        case .missing: nil
+        }
+    }
+}
+
+extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Hummingbird
+import JWTKit
+import Logging
+import NIOCore
+import SwipeRank
+import SwipeRankStore
+
+/// Everything `swiperank serve` configures.
+public struct ServerConfiguration: Sendable {
+    /// The address to bind (default loopback).
+    public var host = "127.0.0.1"
+    /// The port (0: any free port).
+    public var port = 8080
+    /// Token verification.
+    public var auth = AuthConfiguration(hmacSecret: AuthConfiguration.developmentSecret)
+    /// Requests per student per hour (token bucket).
+    public var rateLimitPerHour = 1_000
+    /// The most operations in one `/student/batch`.
+    public var maxBatchOperations = 20
+    /// Service limits.
+    public var service = ServiceOptions()
+
+    /// The defaults.
+    public init() {}
+
+    /// Whether `host` only accepts connections from this machine.
+    public var isLoopback: Bool { ["127.0.0.1", "::1", "localhost"].contains(host) }
+}
+
+/// Builds the service: the router with its middleware (request ids and metrics, the error
+/// envelope, auth and the rate limit on `/student`), over a store and an engine.
+///
+/// - Parameters:
+///   - engine: The engine (its catalog is what the service serves).
+///   - store: Where students live.
+///   - configuration: Address, auth, limits.
+///   - logger: The service log.
+///   - onRunning: Called with the bound port once the server listens (port 0 picks one).
+/// - Returns: The application (run it with `runService()`).
+/// - Throws: `AuthSetupError` for a bad key or secret, or the development secret on a
+///   non-loopback address.
+public func buildApplication<M: ServableMatcher>(
+    engine: SwipeEngine<M>, store: any StudentStore, configuration: ServerConfiguration, logger: Logger,
+    onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) async throws -> some ApplicationProtocol {
+    if configuration.auth.hmacSecret == AuthConfiguration.developmentSecret && !configuration.isLoopback {
+        throw AuthSetupError("the development JWT secret is only allowed on a loopback address; set SWIPERANK_JWT_SECRET")
+    }
+    let (responder, _) = try await buildResponder(engine: engine, store: store, configuration: configuration, logger: logger)
+    return Application(
+        responder: responder,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "SwipeRank"),
+        onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? configuration.port) },
+        logger: logger)
+}
+
+/// The service's responder and metrics (what `buildApplication` serves; tests use it directly).
+///
+/// - Parameters:
+///   - engine: The engine.
+///   - store: The store.
+///   - configuration: Auth and limits (the address is not used).
+///   - logger: The log.
+/// - Returns: The responder and the metrics it records into.
+/// - Throws: `AuthSetupError` for bad keys.
+public func buildResponder<M: ServableMatcher>(
+    engine: SwipeEngine<M>, store: any StudentStore, configuration: ServerConfiguration, logger: Logger
+) async throws -> (RouterResponder<SwipeRankRequestContext>, ServerMetrics) {
+    let keys = try await configuration.auth.keys()
+    let metrics = ServerMetrics()
+    let service = StudentService(engine: engine, store: store, options: configuration.service, logger: logger)
+    let buckets = TokenBuckets(capacity: configuration.rateLimitPerHour, period: 3_600)
+    let box = ResponderBox()
+    let table = RouteTable()
+
+    let router = Router(context: SwipeRankRequestContext.self)
+    router.add(middleware: RequestMiddleware(metrics: metrics))
+    router.add(middleware: ErrorMiddleware<SwipeRankRequestContext>(routes: table, requestID: { $0.requestID }))
+    PublicController(service: service, metrics: metrics).addRoutes(to: router, table: table)
+    let student = router.group("student")
+        .add(middleware: StudentAuthMiddleware(keys: keys))
+        .add(middleware: RateLimitMiddleware(buckets: buckets))
+    StudentController(service: service, metrics: metrics).addRoutes(to: student, table: table)
+    BatchController(box: box, maxOperations: configuration.maxBatchOperations).addRoutes(to: student, table: table)
+    let responder = router.buildResponder()
+    box.responder = responder
+    return (responder, metrics)
+}
+

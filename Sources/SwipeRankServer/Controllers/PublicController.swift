@@ -1,0 +1,62 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import SwipeRank
+import SwipeRankStore
+
+/// Routes without a token: health, metrics, and catalog data (cacheable by anyone).
+struct PublicController<M: ServableMatcher>: Sendable {
+    typealias Context = SwipeRankRequestContext
+    let service: StudentService<M>
+    let metrics: ServerMetrics
+
+    func addRoutes(to router: Router<Context>, table: RouteTable) {
+        router.get("health") { _, _ in try await health() }
+        router.get("health/live") { _, _ in
+            Response.json(Data(#"{"status":"ok"}"#.utf8), cache: CachePolicy.neverStore)
+        }
+        router.get("health/ready") { _, _ in try await health() }
+        router.get("metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: CachePolicy.neverStore],
+                     body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.render())))
+        }
+        router.get("schools/:id") { request, context in
+            let id = try context.parameters.require("id")
+            let catalog = service.engine.matcher.catalog
+            guard let row = catalog.row(of: id) else {
+                throw APIError.notFound("no school \"\(id.prefix(64))\"", details: ["resource": .string("school")])
+            }
+            let etag = "\"\(service.engine.catalogFingerprint.prefix(16))-\(row)\""
+            if request.headers[.ifNoneMatch] == etag {
+                return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: CachePolicy.publicCatalog])
+            }
+                        return .json(try WireJSON.encode(SchoolBody(school: service.engine.matcher.catalog.summary(row: row))), cache: CachePolicy.publicCatalog,
+                         extra: [.eTag: etag])
+        }
+        for path in ["/health", "/health/live", "/health/ready", "/metrics", "/schools/:id"] { table.add(.get, path) }
+    }
+
+    /// Ready: the catalog is loaded (it is, or the server would not have started) and the store
+    /// answers; 503 otherwise.
+    private func health() async throws -> Response {
+        var storeUp = true
+        do { try await service.store.ping() } catch { storeUp = false }
+        let body = HealthBody(status: storeUp ? "ok" : "unavailable", store: storeUp ? "ok" : "unreachable",
+                        catalogItems: service.engine.matcher.catalog.count, cachedSessions: service.cache.count)
+        return .json(try WireJSON.encode(body), status: storeUp ? .ok : .serviceUnavailable, cache: CachePolicy.neverStore)
+    }
+}
+
+/// A response body.
+struct HealthBody: Encodable {
+    var status: String
+    var store: String
+    var catalogItems: Int
+    var cachedSessions: Int
+    enum CodingKeys: String, CodingKey { case status, store, catalogItems = "catalog_items", cachedSessions = "cached_sessions" }
+}
+
+/// `GET /schools/:id`.
+struct SchoolBody: Encodable {
+    var school: ItemSummary
+}

@@ -1,0 +1,149 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import SwipeRank
+import SwipeRankStore
+
+/// `/student/…`: the profile, the deck, swipes, feedback, saves, state, sync and export. Every
+/// route acts on the token's student only.
+struct StudentController<M: ServableMatcher>: Sendable {
+    typealias Context = SwipeRankRequestContext
+    let service: StudentService<M>
+    let metrics: ServerMetrics
+
+    func addRoutes(to group: RouterGroup<Context>, table: RouteTable) {
+        func route(_ method: HTTPRequest.Method, _ path: String,
+                   _ handler: @escaping @Sendable (Request, Context) async throws -> Response) {
+            group.on(RouterPath(path), method: method, use: handler)
+            table.add(method, "/student/" + path)
+        }
+        route(.put, "profile") { try await putProfile($0, $1, merge: false) }
+        route(.patch, "profile") { try await putProfile($0, $1, merge: true) }
+        route(.get, "profile") { _, context in
+            let record = try await service.record(try context.student)
+            return .json(try profileBody(record), cache: CachePolicy.privateData)
+        }
+        group.on("", method: .delete) { _, context in
+            let erased = try await service.erase(try context.student)
+            guard erased else { throw StudentService<M>.noProfile }
+            return Response(status: .noContent, headers: [.cacheControl: CachePolicy.neverStore])
+        }
+        table.add(.delete, "/student")
+        route(.get, "export") { _, context in
+            .json(try await service.export(try context.student), cache: CachePolicy.neverStore)
+        }
+        route(.get, "recommendations") { request, context in
+            let count = try request.intQuery("count", default: service.options.defaultCount, range: 1...service.options.maxCount)
+            return .json(try await service.recommendations(try context.student, count: count, fields: try request.fieldsQuery(),
+                                                          compressed: try request.boolQuery("compressed"), preload: false),
+                         cache: CachePolicy.neverStore)
+        }
+        route(.get, "recommendations/preload") { request, context in
+            let count = try request.intQuery("count", default: service.options.defaultPreloadCount,
+                                              range: 1...service.options.maxPreloadCount)
+            return .json(try await service.recommendations(try context.student, count: count, fields: try request.fieldsQuery(),
+                                                          compressed: try request.boolQuery("compressed"), preload: true),
+                         cache: CachePolicy.neverStore)
+        }
+        route(.post, "swipe") { request, context in
+            let body = try await request.jsonBody(context: context)!
+            let swipe = try WireJSON.decode(SwipeRequest.self, from: body, what: "body", maxBytes: 16 << 10)
+            let result = try await service.swipe(try context.student, swipe)
+            if !result.replayed { metrics.swipes.increment() }
+            return .json(result.body, status: result.replayed ? .ok : .created, cache: CachePolicy.neverStore,
+                         extra: result.replayed ? [.idempotentReplayed: "true"] : [:])
+        }
+        route(.post, "feedback") { request, context in
+            let body = try await request.jsonBody(context: context)!
+            let answer = try WireJSON.decode(FeedbackRequest.self, from: body, what: "body", maxBytes: 16 << 10)
+            return .json(try await service.feedback(try context.student, answer), cache: CachePolicy.neverStore)
+        }
+        route(.get, "learning-state") { _, context in
+            .json(try await service.learningState(try context.student), cache: CachePolicy.privateData)
+        }
+        route(.post, "schools/:id/save") { request, context in
+            let id = try context.parameters.require("id")
+            let body = try await request.jsonBody(context: context, required: false)
+            let save = try body.map { data throws(APIError) in try WireJSON.decode(SaveRequest.self, from: data, what: "body", maxBytes: 4 << 10) }
+            let result = try await service.save(try context.student, schoolID: id, timestamp: save?.timestamp)
+            return .json(result.body, status: result.replayed ? .ok : .created, cache: CachePolicy.neverStore,
+                         extra: result.replayed ? [.idempotentReplayed: "true"] : [:])
+        }
+        route(.get, "saved") { request, context in
+            .json(try await service.saved(try context.student, fields: try request.fieldsQuery()), cache: CachePolicy.privateData)
+        }
+        route(.get, "schools/:id") { request, context in
+            let id = try context.parameters.require("id")
+            return .json(try await service.school(try context.student, schoolID: id, fields: try request.fieldsQuery()),
+                         cache: CachePolicy.privateData)
+        }
+        route(.post, "sync") { request, context in
+            let body = try await request.jsonBody(context: context)!
+            let sync = try WireJSON.decode(SyncRequest.self, from: body, what: "body", maxBytes: context.maxUploadSize)
+            let data = try await service.sync(try context.student, sync)
+            return .json(data, cache: CachePolicy.neverStore)
+        }
+        route(.get, "sync") { request, context in
+            let since = try request.intQuery("since", default: 0, range: 0...Int(Int32.max))
+            return .json(try await service.changes(try context.student, since: since), cache: CachePolicy.neverStore)
+        }
+    }
+
+    private func putProfile(_ request: Request, _ context: Context, merge: Bool) async throws -> Response {
+        let student = try context.student
+        let types: Set<String> = merge ? ["application/json", "application/merge-patch+json"] : ["application/json"]
+        var body = try await request.jsonBody(context: context, types: types)!
+        if merge {
+            // RFC 7396 merge patch onto the stored profile.
+            let patch = try WireJSON.decode(JSONValue.self, from: body, what: "body", maxBytes: StudentProfile.maxJSONBytes)
+            guard case .object = patch else { throw APIError.validation("a merge patch is a JSON object", field: "body") }
+            let current = try await service.record(student)
+            let stored = try WireJSON.decode(JSONValue.self, from: current.profile, what: "stored profile", maxBytes: 1 << 20)
+            body = try WireJSON.encode(stored.merged(with: patch))
+        }
+        let profile: M.Profile
+        do {
+            profile = try M.decodeProfile(json: body, source: "body")
+        } catch {
+            throw APIError.validation(error)
+        }
+        let existed = try await service.storeCall { try await service.store.student(student) } != nil
+        let record = try await service.setProfile(student, profileJSON: try WireJSON.encode(profile), profile: profile)
+        return .json(try profileBody(record), status: existed ? .ok : .created, cache: CachePolicy.privateData)
+    }
+
+    private func profileBody(_ record: StudentRecord) throws -> Data {
+        let profile = try JSONDecoder().decode(JSONValue.self, from: record.profile)
+        return try WireJSON.encode(ProfileBody(studentID: record.studentID, profile: profile, createdAt: record.createdAt,
+                                        updatedAt: record.updatedAt, version: record.version))
+    }
+}
+
+extension JSONValue {
+    /// RFC 7396: objects merge key by key, `null` deletes, anything else replaces.
+    func merged(with patch: JSONValue) -> JSONValue {
+        guard case let .object(changes) = patch else { return patch }
+        var result: [String: JSONValue]
+        if case let .object(current) = self { result = current } else { result = [:] }
+        for (key, value) in changes {
+            if case .null = value { result[key] = nil } else { result[key] = (result[key] ?? .null).merged(with: value) }
+        }
+        return .object(result)
+    }
+}
+
+extension HTTPField.Name {
+    static let idempotentReplayed = Self("Idempotent-Replayed")!
+}
+
+/// A response body.
+struct ProfileBody: Encodable {
+    var studentID: String
+    var profile: JSONValue
+    var createdAt: Int64
+    var updatedAt: Int64
+    var version: Int
+    enum CodingKeys: String, CodingKey {
+        case studentID = "student_id", profile, createdAt = "created_at", updatedAt = "updated_at", version
+    }
+}

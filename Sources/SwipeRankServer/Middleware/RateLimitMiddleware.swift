@@ -1,0 +1,76 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Synchronization
+
+/// A token bucket per key: `capacity` requests at once, refilled continuously at
+/// `capacity / period`. Buckets that have refilled completely are forgotten (a full bucket
+/// and no bucket behave the same), so memory follows the active keys.
+final class TokenBuckets: Sendable {
+    private struct Bucket {
+        var tokens: Double
+        var updated: Double
+    }
+
+    private let buckets = Mutex<[String: Bucket]>([:])
+    let capacity: Double
+    let refillPerSecond: Double
+    private let now: @Sendable () -> Double
+
+    init(capacity: Int, period: Double, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+        precondition(capacity >= 1 && period > 0, "a rate limit needs a capacity ≥ 1 and a positive period")
+        self.capacity = Double(capacity)
+        self.refillPerSecond = Double(capacity) / period
+        self.now = now
+    }
+
+    /// Takes one token; returns the tokens left, or the seconds until one is available.
+    func take(_ key: String) -> Result<Int, RetryAfter> {
+        let t = now()
+        return buckets.withLock { all in
+            var b = all[key] ?? Bucket(tokens: capacity, updated: t)
+            b.tokens = min(capacity, b.tokens + max(0, t - b.updated) * refillPerSecond)
+            b.updated = t
+            if all.count > 100_000 { all = all.filter { $0.value.tokens + (t - $0.value.updated) * refillPerSecond < capacity } }
+            guard b.tokens >= 1 else {
+                all[key] = b
+                return .failure(RetryAfter(seconds: max(1, Int(((1 - b.tokens) / refillPerSecond).rounded(.up)))))
+            }
+            b.tokens -= 1
+            all[key] = b
+            return .success(Int(b.tokens))
+        }
+    }
+
+    struct RetryAfter: Error {
+        var seconds: Int
+    }
+}
+
+/// Limits each student's requests (after auth): 429 `RATE_LIMITED` with `Retry-After`, and
+/// `X-RateLimit-Limit` / `X-RateLimit-Remaining` on every response.
+struct RateLimitMiddleware: RouterMiddleware {
+    typealias Context = SwipeRankRequestContext
+    let buckets: TokenBuckets
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let key = context.studentID ?? "anonymous"
+        let limit = String(Int(buckets.capacity))
+        switch buckets.take(key) {
+        case let .failure(retry):
+            throw APIError(.tooManyRequests, code: "RATE_LIMITED",
+                           message: "too many requests for this student; retry in \(retry.seconds) s",
+                           details: ["retry_after_seconds": .number(Double(retry.seconds)), "limit": .number(buckets.capacity)],
+                           headers: [.retryAfter: String(retry.seconds), .xRateLimitLimit: limit, .xRateLimitRemaining: "0"])
+        case let .success(remaining):
+            let fields: HTTPFields = [.xRateLimitLimit: limit, .xRateLimitRemaining: String(remaining)]
+            do {
+                var response = try await next(request, context)
+                response.headers.append(contentsOf: fields)
+                return response
+            } catch let error as APIError {
+                throw error.adding(fields)  // errors count against the limit too, and say so
+            }
+        }
+    }
+}

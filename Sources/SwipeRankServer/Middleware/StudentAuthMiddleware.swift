@@ -1,0 +1,141 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import JWTKit
+
+/// The claims of a student token: `sub` is the student id; `exp` is required.
+public struct StudentClaims: JWTPayload, Equatable {
+    /// The student id.
+    public var sub: SubjectClaim
+    /// Expiry.
+    public var exp: ExpirationClaim
+    /// Issued at.
+    public var iat: IssuedAtClaim?
+
+    /// Creates claims.
+    ///
+    /// - Parameters:
+    ///   - studentID: The subject.
+    ///   - expires: When the token expires.
+    ///   - issued: When it was issued.
+    public init(studentID: String, expires: Date, issued: Date = Date()) {
+        sub = SubjectClaim(value: studentID)
+        exp = ExpirationClaim(value: expires)
+        iat = IssuedAtClaim(value: issued)
+    }
+
+    /// Rejects expired tokens and subjects that are not student ids.
+    ///
+    /// - Parameter algorithm: The verifying algorithm.
+    public func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
+        guard !sub.value.isEmpty, sub.value.utf8.count <= 256 else {
+            throw JWTError.claimVerificationFailure(failedClaim: sub, reason: "sub must be 1…256 bytes")
+        }
+    }
+}
+
+/// How tokens are verified (and, with a secret, minted).
+public struct AuthConfiguration: Sendable {
+    /// The HS256 shared secret (≥ 32 bytes), if tokens are HMAC-signed.
+    public var hmacSecret: String?
+    /// A PEM public key (ECDSA P-256 for ES256, or RSA for RS256), if tokens are signed
+    /// elsewhere.
+    public var publicKeyPEM: String?
+
+    /// The development secret `swiperank serve` and `swiperank token` share when none is
+    /// configured; the server refuses it on a non-loopback address.
+    public static let developmentSecret = "swiperank-development-secret-do-not-deploy"
+
+    /// Creates a configuration.
+    ///
+    /// - Parameters:
+    ///   - hmacSecret: HS256 secret.
+    ///   - publicKeyPEM: Public key.
+    public init(hmacSecret: String? = nil, publicKeyPEM: String? = nil) {
+        self.hmacSecret = hmacSecret
+        self.publicKeyPEM = publicKeyPEM
+    }
+
+    /// The verifying keys.
+    ///
+    /// - Throws: `AuthSetupError` for a short secret, an unreadable key, or neither given.
+    public func keys() async throws -> JWTKeyCollection {
+        let keys = JWTKeyCollection()
+        guard hmacSecret != nil || publicKeyPEM != nil else { throw AuthSetupError("give an HS256 secret or a public key") }
+        if let secret = hmacSecret {
+            guard secret.utf8.count >= 32 else { throw AuthSetupError("the HS256 secret must be at least 32 bytes") }
+            await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        }
+        if let pem = publicKeyPEM {
+            if let key = try? ES256PublicKey(pem: pem) {
+                await keys.add(ecdsa: key, kid: nil)
+            } else if let key = try? Insecure.RSA.PublicKey(pem: pem) {
+                await keys.add(rsa: key, digestAlgorithm: .sha256, kid: nil)
+            } else {
+                throw AuthSetupError("the public key is neither an ECDSA P-256 nor an RSA PEM key")
+            }
+        }
+        return keys
+    }
+
+    /// Mints a development token (HS256).
+    ///
+    /// - Parameters:
+    ///   - studentID: The subject.
+    ///   - lifetime: Seconds until expiry.
+    /// - Returns: The compact JWT.
+    /// - Throws: `AuthSetupError` without a secret.
+    public func token(studentID: String, lifetime: TimeInterval) async throws -> String {
+        guard let secret = hmacSecret else { throw AuthSetupError("minting needs the HS256 secret") }
+        guard secret.utf8.count >= 32 else { throw AuthSetupError("the HS256 secret must be at least 32 bytes") }
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        return try await keys.sign(StudentClaims(studentID: studentID, expires: Date().addingTimeInterval(lifetime)))
+    }
+}
+
+/// A bad auth setup (reported at start-up, never per request).
+public struct AuthSetupError: Error, CustomStringConvertible {
+    /// What is wrong.
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Requires `Authorization: Bearer <JWT>` and puts the token's `sub` in the context: a
+/// student reaches only their own state, because every `/student` route reads the id from
+/// here, never from the request.
+struct StudentAuthMiddleware: RouterMiddleware {
+    typealias Context = SwipeRankRequestContext
+    let keys: JWTKeyCollection
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let header = request.headers[.authorization] else { throw APIError.authRequired }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            throw APIError.authInvalid("expected \"Authorization: Bearer <token>\"")
+        }
+        let claims: StudentClaims
+        do {
+            claims = try await keys.verify(String(parts[1]), as: StudentClaims.self)
+        } catch let error as JWTError {
+            throw APIError.authInvalid(Self.reason(error))
+        } catch {
+            throw APIError.authInvalid("malformed token")
+        }
+        var context = context
+        context.studentID = claims.sub.value
+        return try await next(request, context)
+    }
+
+    static func reason(_ error: JWTError) -> String {
+        switch error.errorType {
+        case .claimVerificationFailure:
+            if error.failedClaim is ExpirationClaim { return "expired" }
+            return "claim rejected"
+        case .signatureVerificationFailed: return "bad signature"
+        case .missingKIDHeader, .unknownKID: return "unknown key"
+        default: return "malformed token"
+        }
+    }
+}

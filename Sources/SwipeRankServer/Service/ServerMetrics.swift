@@ -1,0 +1,32 @@
+import Foundation
+import Prometheus
+
+/// The service's Prometheus metrics, in its own registry (no process-wide bootstrap, so
+/// several servers can run in one test process): request latency by method, route and status
+/// class; swipes recorded; errors by status.
+public final class ServerMetrics: Sendable {
+    /// The registry `/metrics` prints.
+    public let registry = PrometheusCollectorRegistry()
+    let swipes: Counter
+    let buckets: [Duration] = [.microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
+                               .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+                               .milliseconds(1000)]
+
+    /// Creates the metrics.
+    public init() {
+        swipes = registry.makeCounter(name: "swiperank_swipes_recorded_total", help: "Swipes recorded (new, not retries).")
+    }
+
+    func record(method: String, route: String, status: Int, duration: Duration) {
+        let labels = [("method", method), ("route", route), ("status", "\(status / 100)xx")]
+        registry.makeDurationHistogram(name: "swiperank_http_request_duration_seconds", labels: labels, buckets: buckets,
+                                       help: "HTTP request latency by route.").record(duration)
+        if status >= 400 {
+            registry.makeCounter(name: "swiperank_http_errors_total", labels: [("route", route), ("status", "\(status)")],
+                                 help: "Error responses by route and status.").increment()
+        }
+    }
+
+    /// The exposition text.
+    public func render() -> String { registry.emitToString() }
+}

@@ -1,0 +1,362 @@
+import Foundation
+import SwipeRank
+import SwipeRankStore
+
+/// What a write returns: the response body, and whether it replays an earlier identical write.
+struct WriteResult: Sendable {
+    var body: Data
+    var replayed: Bool
+}
+
+extension StudentService {
+    // MARK: Decks
+
+    /// Serves the next `count` cards and logs them (the impression log) before answering.
+    func recommendations(_ studentID: String, count: Int, fields: CardFields, compressed: Bool, preload: Bool) async throws -> Data {
+        try await withStudent(studentID) { live in
+            let response = live.session.recommendations(count: count)
+            let first = live.session.served.count - response.recommendations.count
+            let served = live.session.served[first...]
+            let positions = served.map(\.position)
+            var events: [StoredEvent] = []
+            var deckID: String?
+            if !response.recommendations.isEmpty {
+                let payload = ServedPayload(count: count, preload: preload, cards: served.map {
+                    .init(cardID: $0.cardID, position: $0.position, band: $0.band?.rawValue, isProbe: $0.isProbe,
+                          propensity: $0.propensity, predictedMatch: $0.predictedMatch)
+                })
+                events.append(StoredEvent(kind: .served, payload: try WireJSON.encode(payload), createdAt: options.clock()))
+                deckID = "deck-\(live.record.version + 1)"
+            }
+            let body = DeckResponse(
+                deckID: deckID,
+                recommendations: CardList(Array(zip(response.recommendations, positions.map { Optional($0) })),
+                                          fields: fields, compressed: compressed),
+                learningState: response.learningState, totalSwipes: response.totalSwipes, preload: preload)
+            return (events, StudentUpdate(), try WireJSON.encode(body))
+        }
+    }
+
+    // MARK: Swipes
+
+    /// Records one swipe, idempotently: the same id and body returns the stored answer, the
+    /// same id with another body is a 409.
+    func swipe(_ studentID: String, _ request: SwipeRequest) async throws -> WriteResult {
+        try ClientID.validate(request.swipeID, field: "swipe_id")
+        return try await withStudent(studentID) { live in
+            if let replayed = try await priorWrite(studentID, kind: .swipe, clientID: request.swipeID, digest: request.digest) {
+                return ([], StudentUpdate(), WriteResult(body: replayed, replayed: true))
+            }
+            let result: SwipeResult
+            do {
+                result = try live.session.recordSwipe(request.swipe)
+            } catch let error as SwipeError {
+                throw Self.apiError(error, field: "school_id")
+            }
+            let body = try WireJSON.encode(SwipeResponse(swipeID: request.swipeID, outcome: result.outcome.rawValue,
+                                                         learningState: result.learningState,
+                                                         totalSwipes: result.totalSwipes, feedback: result.feedback))
+            let event = StoredEvent(kind: .swipe, clientID: request.swipeID, requestDigest: request.digest,
+                                    payload: try WireJSON.encode(request), response: body, createdAt: options.clock())
+            return ([event], StudentUpdate(), WriteResult(body: body, replayed: false))
+        }
+    }
+
+
+    /// Applies an offline queue: the library's order rule (timestamp, then swipe id), each
+    /// swipe idempotent on its own; all that were recorded are appended in one transaction.
+    func sync(_ studentID: String, _ request: SyncRequest) async throws -> Data {
+        guard request.swipes.count <= options.maxSyncSwipes else {
+            throw APIError.validation("at most \(options.maxSyncSwipes) swipes per sync, got \(request.swipes.count)", field: "swipes")
+        }
+        for (i, swipe) in request.swipes.enumerated() { try ClientID.validate(swipe.swipeID, field: "swipes[\(i)].swipe_id") }
+        return try await withStudent(studentID) { live in
+            let order = request.swipes.indices.sorted {
+                (request.swipes[$0].timestamp, request.swipes[$0].swipeID) < (request.swipes[$1].timestamp, request.swipes[$1].swipeID)
+            }
+            var items = [SyncItem?](repeating: nil, count: request.swipes.count)
+            var events: [StoredEvent] = []
+            var inBatch: [String: String] = [:]
+            let now = options.clock()
+            for i in order {
+                let swipe = request.swipes[i]
+                let digest = swipe.digest
+                do {
+                    if let earlier = inBatch[swipe.swipeID] {
+                        guard earlier == digest else {
+                            throw APIError.conflict("swipe_id \(swipe.swipeID) appears twice in this sync with different bodies",
+                                                    details: ["field": .string("swipes[\(i)].swipe_id")])
+                        }
+                        let body = events.last { $0.clientID == swipe.swipeID }?.response ?? Data("null".utf8)
+                        items[i] = SyncItem(swipeID: swipe.swipeID, status: 200, result: try JSONDecoder().decode(JSONValue.self, from: body))
+                        continue
+                    }
+                    if let replayed = try await priorWrite(studentID, kind: .swipe, clientID: swipe.swipeID, digest: digest) {
+                        items[i] = SyncItem(swipeID: swipe.swipeID, status: 200, result: try JSONDecoder().decode(JSONValue.self, from: replayed))
+                        continue
+                    }
+                    let result: SwipeResult
+                    do {
+                        result = try live.session.recordSwipe(swipe.swipe)
+                    } catch let error as SwipeError {
+                        throw Self.apiError(error, field: "swipes[\(i)].school_id")
+                    }
+                    let response = SwipeResponse(swipeID: swipe.swipeID, outcome: result.outcome.rawValue,
+                                                 learningState: result.learningState, totalSwipes: result.totalSwipes,
+                                                 feedback: result.feedback)
+                    let body = try WireJSON.encode(response)
+                    events.append(StoredEvent(kind: .swipe, clientID: swipe.swipeID, requestDigest: digest,
+                                              payload: try WireJSON.encode(swipe), response: body, createdAt: now))
+                    inBatch[swipe.swipeID] = digest
+                    items[i] = SyncItem(swipeID: swipe.swipeID, status: 200, result: try JSONDecoder().decode(JSONValue.self, from: body))
+                } catch let error as APIError {
+                    items[i] = SyncItem(swipeID: swipe.swipeID, status: Int(error.status.code),
+                                        error: .init(code: error.code, message: error.message, details: error.details))
+                }
+            }
+            let body = SyncBody(results: items.map { $0! }, learningState: live.session.learningState,
+                            totalSwipes: live.session.totalSwipes, cursor: live.record.version + events.count)
+            return (events, StudentUpdate(), try WireJSON.encode(body))
+        }
+    }
+
+    /// The stored answer to an earlier write with this client id, or a 409 when that write had
+    /// another body; nil when there was none.
+    func priorWrite(_ studentID: String, kind: EventKind, clientID: String, digest: String) async throws -> Data? {
+        guard let prior = try await storeCall({ try await self.store.event(of: studentID, kind: kind, clientID: clientID) }) else {
+            return nil
+        }
+        guard prior.requestDigest == digest else {
+            throw APIError.conflict("\(kind.rawValue) id \(clientID) was already used with a different body",
+                                    details: ["field": .string(kind == .swipe ? "swipe_id" : "id")])
+        }
+        return prior.response ?? Data("{}".utf8)
+    }
+
+    static func apiError(_ error: SwipeError, field: String) -> APIError {
+        switch error.kind {
+        case .unknownCard:
+            return APIError.notFound(error.message, details: ["field": .string(field), "resource": .string("school")])
+        case .notServed:
+            return APIError.conflict(error.message, details: ["field": .string(field), "reason": .string("not_served")])
+        case .alreadySwiped:
+            return APIError.conflict(error.message, details: ["field": .string(field), "reason": .string("already_swiped")])
+        case .invalidFeedback:
+            return APIError.conflict(error.message, details: ["field": .string(field), "reason": .string("no_open_question")])
+        case .invalidSwipe:
+            return APIError.validation(error.message, field: field)
+        default:
+            return APIError(.unprocessableContent, code: "UNPROCESSABLE", message: error.message, details: ["field": .string(field)])
+        }
+    }
+
+    // MARK: Feedback and saves
+
+    /// Answers the open feedback question about a school.
+    func feedback(_ studentID: String, _ request: FeedbackRequest) async throws -> Data {
+        try await withStudent(studentID) { live in
+            do {
+                try live.session.submitFeedback(cardID: request.schoolID, options: request.options)
+            } catch let error as SwipeError {
+                if error.kind == SwipeError.Kind.invalidFeedback, live.session.engine.matcher.catalog.row(of: request.schoolID) != nil,
+                   error.message.contains("was not offered") {
+                    throw APIError.validation(error.message, field: "options")
+                }
+                throw Self.apiError(error, field: "school_id")
+            }
+            let payload = FeedbackPayload(schoolID: request.schoolID, options: request.options)
+            let event = StoredEvent(kind: .feedback, payload: try WireJSON.encode(payload), createdAt: options.clock())
+            return ([event], StudentUpdate(), try WireJSON.encode(learningStateBody(live.session)))
+        }
+    }
+
+    /// Saves a school: a strong like the model learns from (once per school: saving again
+    /// returns the first answer).
+    func save(_ studentID: String, schoolID: String, timestamp: Int64?) async throws -> WriteResult {
+        try await withStudent(studentID) { live in
+            if let prior = try await storeCall({ try await self.store.event(of: studentID, kind: .save, clientID: schoolID) }) {
+                return ([], StudentUpdate(), WriteResult(body: prior.response ?? Data("{}".utf8), replayed: true))
+            }
+            let payload = SavePayload(schoolID: schoolID, timestamp: timestamp ?? options.clock())
+            let result: SwipeResult
+            do {
+                result = try live.session.recordJudgement(payload.judgement, weight: options.saveWeight)
+            } catch let error as SwipeError {
+                throw Self.apiError(error, field: "id")
+            }
+            let body = try WireJSON.encode(SaveBody(schoolID: schoolID, saved: true, learningState: result.learningState,
+                                                totalSwipes: result.totalSwipes))
+            let event = StoredEvent(kind: .save, clientID: schoolID, requestDigest: schoolID, payload: try WireJSON.encode(payload),
+                                    response: body, createdAt: options.clock())
+            return ([event], StudentUpdate(), WriteResult(body: body, replayed: false))
+        }
+    }
+
+    /// The saved schools, newest first, with this student's current match.
+    func saved(_ studentID: String, fields: CardFields) async throws -> Data {
+        try await withStudent(studentID) { live in
+            let saves = try await allEvents(studentID, after: 0, through: live.record.version, kinds: [.save])
+            let cards = try cards(for: saves.reversed().map { try JSONDecoder().decode(SavePayload.self, from: $0.payload).schoolID },
+                                  session: live.session)
+            return ([], StudentUpdate(), try WireJSON.encode(SavedBody(saved: CardList(cards.map { ($0, nil) }, fields: fields, compressed: false),
+                                                                  count: cards.count)))
+        }
+    }
+
+    /// One school with this student's match score.
+    func school(_ studentID: String, schoolID: String, fields: CardFields) async throws -> Data {
+        try await withStudent(studentID) { live in
+            guard let card = try cards(for: [schoolID], session: live.session).first else {
+                throw APIError.notFound("no school \"\(schoolID.prefix(64))\"", details: ["resource": .string("school")])
+            }
+            return ([], StudentUpdate(), try WireJSON.encode(CardList([(card, nil)], fields: fields, compressed: false).single))
+        }
+    }
+
+    func cards(for ids: [String], session: SwipeSession<M>) throws -> [Recommendation] {
+        let catalog = engine.matcher.catalog
+        let rows = ids.compactMap { catalog.row(of: $0) }
+        guard !rows.isEmpty else { return [] }
+        let weights = session.weights
+        var raw: [Float] = []
+        catalog.scores(weights: weights, terms: session.student.terms, into: &raw)
+        return rows.map { engine.matcher.card(row: $0, raw: raw[$0], student: session.student, weights: weights, isProbe: false) }
+    }
+
+    // MARK: State
+
+    func learningStateBody(_ session: SwipeSession<M>) -> LearningStateResponse {
+        LearningStateResponse(learningState: session.learningState, totalSwipes: session.totalSwipes,
+                              servedCards: session.served.count, unseenCards: session.unseenCount)
+    }
+
+    /// The learning state.
+    func learningState(_ studentID: String) async throws -> Data {
+        try await withStudent(studentID) { live in ([], StudentUpdate(), try WireJSON.encode(learningStateBody(live.session))) }
+    }
+
+
+    /// What changed after `since`: the events (at most `maxSyncEvents`), the cursor to ask
+    /// from next, and the learning state now.
+    func changes(_ studentID: String, since: Int) async throws -> Data {
+        try await withStudent(studentID) { live in
+            let page = try await storeCall {
+                try await self.store.events(of: studentID, after: since, kinds: nil, limit: self.options.maxSyncEvents)
+            }
+            let cursor = page.last?.seq ?? max(since, 0)
+            let body = ChangesBody(events: page.map(EventView.init), cursor: min(cursor, live.record.version),
+                            hasMore: cursor < live.record.version, learningState: live.session.learningState,
+                            totalSwipes: live.session.totalSwipes)
+            return ([], StudentUpdate(), try WireJSON.encode(body))
+        }
+    }
+
+    /// Everything stored about the student.
+    func export(_ studentID: String) async throws -> Data {
+        try await withStudent(studentID) { live in
+            let events = try await allEvents(studentID, after: 0, through: live.record.version, kinds: nil)
+            let body = ExportBody(studentID: studentID, profile: (try? JSONDecoder().decode(JSONValue.self, from: live.record.profile)) ?? .null,
+                            createdAt: live.record.createdAt, updatedAt: live.record.updatedAt, version: live.record.version,
+                            learningState: live.session.learningState, totalSwipes: live.session.totalSwipes,
+                            events: events.map(EventView.init))
+            return ([], StudentUpdate(), try WireJSON.encode(body))
+        }
+    }
+}
+
+extension CardList {
+    /// The one card of a single-card list.
+    var single: AnyEncodableCard {
+        switch self {
+        case let .full(c): AnyEncodableCard(c[0])
+        case let .minimal(c): AnyEncodableCard(c[0])
+        case let .compressed(c): AnyEncodableCard(c[0])
+        }
+    }
+}
+
+/// One card of any shape.
+struct AnyEncodableCard: Encodable {
+    let card: any Encodable
+    init(_ card: any Encodable) { self.card = card }
+    func encode(to encoder: any Encoder) throws { try card.encode(to: encoder) }
+}
+
+/// A response body.
+struct SyncBody: Encodable {
+    var results: [SyncItem]
+    var learningState: LearningState
+    var totalSwipes: Int
+    var cursor: Int
+    enum CodingKeys: String, CodingKey { case results, learningState = "learning_state", totalSwipes = "total_swipes", cursor }
+}
+
+/// A response body.
+struct SaveBody: Encodable {
+    var schoolID: String
+    var saved: Bool
+    var learningState: LearningState
+    var totalSwipes: Int
+    enum CodingKeys: String, CodingKey { case schoolID = "school_id", saved, learningState = "learning_state", totalSwipes = "total_swipes" }
+}
+
+/// A response body.
+struct SavedBody: Encodable {
+    var saved: CardList
+    var count: Int
+}
+
+/// A response body.
+struct ChangesBody: Encodable {
+    var events: [EventView]
+    var cursor: Int
+    var hasMore: Bool
+    var learningState: LearningState
+    var totalSwipes: Int
+    enum CodingKeys: String, CodingKey {
+        case events, cursor, hasMore = "has_more", learningState = "learning_state", totalSwipes = "total_swipes"
+    }
+}
+
+/// A response body.
+struct ExportBody: Encodable {
+    var studentID: String
+    var profile: JSONValue
+    var createdAt: Int64
+    var updatedAt: Int64
+    var version: Int
+    var learningState: LearningState
+    var totalSwipes: Int
+    var events: [EventView]
+    enum CodingKeys: String, CodingKey {
+        case studentID = "student_id", profile, createdAt = "created_at", updatedAt = "updated_at", version,
+             learningState = "learning_state", totalSwipes = "total_swipes", events
+    }
+}
+
+/// One result of `POST /student/sync`.
+struct SyncItem: Encodable, Sendable {
+    var swipeID: String
+    var status: Int
+    var result: JSONValue?
+    var error: ErrorEnvelope.Body?
+
+    enum CodingKeys: String, CodingKey { case swipeID = "swipe_id", status, result, error }
+}
+
+/// One log entry as clients see it.
+struct EventView: Encodable, Sendable {
+    var seq: Int
+    var kind: String
+    var createdAt: Int64
+    var data: JSONValue
+
+    enum CodingKeys: String, CodingKey { case seq, kind, createdAt = "created_at", data }
+
+    init(_ event: StoredEvent) {
+        seq = event.seq
+        kind = event.kind.rawValue
+        createdAt = event.createdAt
+        data = (try? JSONDecoder().decode(JSONValue.self, from: event.payload)) ?? .null
+    }
+}

@@ -1,0 +1,324 @@
+import Crypto
+import Foundation
+import Logging
+import SwipeRank
+import SwipeRankStore
+
+/// Limits and policies of the student service.
+public struct ServiceOptions: Sendable {
+    /// Live sessions kept in memory (about 50 KiB each after 20 swipes on the college catalog).
+    public var cacheCapacity = 2_000
+    /// A snapshot is stored with the event that brings this many events since the last one
+    /// (fewer served decks to replay on a cache miss).
+    public var snapshotInterval = 32
+    /// How many swipes a saved school counts as (a strong like).
+    public var saveWeight = 2.0
+    /// Default and largest `count` of `/student/recommendations`.
+    public var defaultCount = 10
+    /// The largest `count` of `/student/recommendations`.
+    public var maxCount = 50
+    /// Default `count` of `/student/recommendations/preload`.
+    public var defaultPreloadCount = 30
+    /// The largest `count` of `/student/recommendations/preload`.
+    public var maxPreloadCount = 200
+    /// The most swipes in one `POST /student/sync`.
+    public var maxSyncSwipes = 500
+    /// The most events one `GET /student/sync` returns.
+    public var maxSyncEvents = 500
+    /// Check a cached session's version against the store before using it: needed when
+    /// several instances share one database, useless (one extra read) with one instance.
+    public var verifyCachedVersion = false
+    /// Milliseconds since 1970 (tests pass a fixed clock).
+    public var clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+    /// The defaults.
+    public init() {}
+}
+
+/// A student's live session and where the store stood when it was built or last written.
+struct LiveStudent<M: Matcher>: Sendable {
+    var session: SwipeSession<M>
+    var record: StudentRecord
+}
+
+/// The logic behind every `/student` route: loads a student's session (from the cache, else
+/// rebuilt from the store), applies one operation under the student's lock, appends the events
+/// it produced, and only then updates the cache. Knows nothing of HTTP beyond `APIError`.
+final class StudentService<M: ServableMatcher>: Sendable {
+    let engine: SwipeEngine<M>
+    let store: any StudentStore
+    let options: ServiceOptions
+    let cache: LRUCache<LiveStudent<M>>
+    let locks = KeyedLock()
+    let logger: Logger
+
+    init(engine: SwipeEngine<M>, store: any StudentStore, options: ServiceOptions, logger: Logger) {
+        self.engine = engine
+        self.store = store
+        self.options = options
+        self.cache = LRUCache(capacity: options.cacheCapacity)
+        self.logger = logger
+    }
+
+    // MARK: Loading
+
+    /// Runs `body` on the student's live session under the student's lock. `body` returns the
+    /// events to append (none for reads) and the response; the cache is updated only after
+    /// the append succeeds. A conflict (another writer moved the student) rebuilds and retries.
+    func withStudent<T: Sendable>(
+        _ studentID: String,
+        _ body: (inout LiveStudent<M>) async throws -> (events: [StoredEvent], update: StudentUpdate, result: T)
+    ) async throws -> T {
+        try await locks.withLock(studentID) {
+            for _ in 0..<3 {
+                var live = try await load(studentID)
+                let outcome: (events: [StoredEvent], update: StudentUpdate, result: T)
+                do {
+                    outcome = try await body(&live)
+                } catch let error as APIError {
+                    // The engine rejected the request and left the session as it was.
+                    cache.put(studentID, live)
+                    throw error
+                }
+                guard !outcome.events.isEmpty else {
+                    cache.put(studentID, live)
+                    return outcome.result
+                }
+                var update = outcome.update
+                if update.snapshot == nil, live.record.version + outcome.events.count - live.record.snapshotVersion >= options.snapshotInterval {
+                    update.snapshot = try? live.session.snapshot().jsonData()
+                }
+                switch try await store.append(outcome.events, to: studentID, expectedVersion: live.record.version, update: update) {
+                case let .appended(version):
+                    live.record.version = version
+                    live.record.updatedAt = outcome.events[outcome.events.count - 1].createdAt
+                    if update.snapshot != nil { live.record.snapshotVersion = version }
+                    if let profile = update.profile {
+                        live.record.profile = profile
+                        live.record.profileVersion = version - outcome.events.count
+                            + 1 + (outcome.events.firstIndex { $0.kind == .profile } ?? 0)
+                    }
+                    cache.put(studentID, live)
+                    return outcome.result
+                case .conflict:
+                    // Someone else wrote first (another instance, or a client id raced): the
+                    // cached session is stale. Rebuild from the store and run again.
+                    logger.debug("append conflict; rebuilding", metadata: ["student": "\(studentID)"])
+                    continue
+                }
+            }
+            throw APIError.conflict("the student changed concurrently; retry the request")
+        }
+    }
+
+    /// Creates or replaces the profile (a new learning session that keeps every past swipe and
+    /// save as evidence), under the student's lock.
+    func setProfile(_ studentID: String, profileJSON: Data, profile: M.Profile) async throws -> StudentRecord {
+        try await locks.withLock(studentID) {
+            for _ in 0..<3 {
+                let existing = try await storeCall { try await self.store.student(studentID) }
+                let version = existing?.version ?? 0
+                var session: SwipeSession<M>
+                do {
+                    session = try engine.session(studentID: studentID, profile: profile, seed: seed(studentID, version + 1))
+                } catch let error as DataError {
+                    throw APIError.validation(error)
+                }
+                if version > 0 {
+                    for event in try await allEvents(studentID, after: 0, through: version, kinds: [.swipe, .save]) {
+                        try carryOver(event, into: &session)
+                    }
+                }
+                let now = options.clock()
+                let event = StoredEvent(kind: .profile, payload: profileJSON, createdAt: now)
+                let snapshot = try? session.snapshot().jsonData()
+                switch try await storeCall({
+                    try await self.store.append([event], to: studentID, expectedVersion: version,
+                                                update: StudentUpdate(profile: profileJSON, snapshot: snapshot))
+                }) {
+                case let .appended(newVersion):
+                    let record = StudentRecord(studentID: studentID, profile: profileJSON, version: newVersion,
+                                               profileVersion: newVersion, snapshot: snapshot,
+                                               snapshotVersion: snapshot == nil ? existing?.snapshotVersion ?? 0 : newVersion,
+                                               createdAt: existing?.createdAt ?? now, updatedAt: now)
+                    cache.put(studentID, LiveStudent(session: session, record: record))
+                    return record
+                case .conflict:
+                    cache.remove(studentID)
+                    continue
+                }
+            }
+            throw APIError.conflict("the student changed concurrently; retry the request")
+        }
+    }
+
+    /// Erases everything about the student.
+    func erase(_ studentID: String) async throws -> Bool {
+        try await locks.withLock(studentID) {
+            cache.remove(studentID)
+            return try await storeCall { try await self.store.deleteStudent(studentID) }
+        }
+    }
+
+    /// The student's record, or 404.
+    func record(_ studentID: String) async throws -> StudentRecord {
+        guard let record = try await storeCall({ try await self.store.student(studentID) }) else { throw Self.noProfile }
+        return record
+    }
+
+    static var noProfile: APIError {
+        APIError.notFound("this student has no profile yet: PUT /student/profile first", details: ["resource": .string("profile")])
+    }
+
+    private func load(_ studentID: String) async throws -> LiveStudent<M> {
+        if let live = cache.take(studentID) {
+            guard options.verifyCachedVersion else { return live }
+            let current = try await storeCall { try await self.store.student(studentID) }
+            if let current, current.version == live.record.version { return live }
+        }
+        return try await rebuild(try await record(studentID))
+    }
+
+    /// Rebuilds the session: the snapshot (or the profile, with past swipes and saves carried
+    /// over), then every later event through the engine, checking that each served deck comes
+    /// out card for card as it was served.
+    func rebuild(_ record: StudentRecord) async throws -> LiveStudent<M> {
+        let id = record.studentID
+        var session: SwipeSession<M>
+        let from: Int
+        do {
+            if let data = record.snapshot, record.snapshotVersion >= record.profileVersion {
+                let snapshot = try SessionSnapshot<M.Profile>.decode(json: data, source: "stored snapshot")
+                session = try engine.restore(snapshot)
+                from = record.snapshotVersion
+            } else {
+                let profile = try M.decodeProfile(json: record.profile, source: "stored profile")
+                session = try engine.session(studentID: id, profile: profile, seed: seed(id, record.profileVersion))
+                for event in try await allEvents(id, after: 0, through: record.profileVersion - 1, kinds: [.swipe, .save]) {
+                    try carryOver(event, into: &session)
+                }
+                from = record.profileVersion
+            }
+        } catch let error as DataError {
+            logger.error("cannot rebuild a student", metadata: ["student": "\(id)", "error": "\(error)"])
+            throw APIError.server
+        }
+        for event in try await allEvents(id, after: from, through: record.version, kinds: nil) {
+            do {
+                try replay(event, into: &session)
+            } catch {
+                logger.error("cannot replay an event", metadata: ["student": "\(id)", "seq": "\(event.seq)", "error": "\(error)"])
+                throw APIError.server
+            }
+        }
+        return LiveStudent(session: session, record: record)
+    }
+
+    func allEvents(_ studentID: String, after: Int, through: Int, kinds: Set<EventKind>?) async throws -> [StoredEvent] {
+        var out: [StoredEvent] = []
+        var cursor = after
+        while cursor < through {
+            let page = try await storeCall { try await self.store.events(of: studentID, after: cursor, kinds: kinds, limit: 1_000) }
+            for e in page where e.seq <= through { out.append(e) }
+            guard page.count == 1_000, let last = page.last else { break }
+            cursor = last.seq
+        }
+        return out
+    }
+
+    /// A past swipe or save, judged again under a new profile.
+    private func carryOver(_ event: StoredEvent, into session: inout SwipeSession<M>) throws {
+        switch event.kind {
+        case .swipe:
+            let swipe = try JSONDecoder().decode(SwipeRequest.self, from: event.payload).swipe
+            _ = try session.recordJudgement(swipe, weight: 1)
+        case .save:
+            let save = try JSONDecoder().decode(SavePayload.self, from: event.payload)
+            _ = try session.recordJudgement(save.judgement, weight: options.saveWeight)
+        default:
+            break
+        }
+    }
+
+    private func replay(_ event: StoredEvent, into session: inout SwipeSession<M>) throws {
+        switch event.kind {
+        case .served:
+            let deck = try JSONDecoder().decode(ServedPayload.self, from: event.payload)
+            let response = session.recommendations(count: deck.count)
+            let ids = response.recommendations.map(\.school.id)
+            guard ids == deck.cards.map(\.cardID) else {
+                throw StoreError("deck \(event.seq) replays as \(ids.prefix(3)), stored \(deck.cards.prefix(3).map(\.cardID))")
+            }
+        case .swipe:
+            let swipe = try JSONDecoder().decode(SwipeRequest.self, from: event.payload).swipe
+            guard try session.recordSwipe(swipe).outcome == .recorded else { throw StoreError("swipe \(event.seq) is a duplicate") }
+        case .feedback:
+            let answer = try JSONDecoder().decode(FeedbackPayload.self, from: event.payload)
+            try session.submitFeedback(cardID: answer.schoolID, options: answer.options)
+        case .save:
+            let save = try JSONDecoder().decode(SavePayload.self, from: event.payload)
+            guard try session.recordJudgement(save.judgement, weight: options.saveWeight).outcome == .recorded else {
+                throw StoreError("save \(event.seq) is a duplicate")
+            }
+        default:
+            throw StoreError("event \(event.seq) has kind \(event.kind), which this version cannot replay")
+        }
+    }
+
+    /// The seed of a profile's session: fixed by the student and the version that set it, so a
+    /// rebuild draws the same probes.
+    func seed(_ studentID: String, _ version: Int) -> UInt64 {
+        let digest = SHA256.hash(data: Data("\(studentID)\u{0}\(version)".utf8))
+        return digest.prefix(8).reduce(0) { ($0 << 8) | UInt64($1) }
+    }
+
+    /// Store failures become a 500 (logged); nothing about them reaches the client.
+    func storeCall<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as StoreError {
+            logger.error("store failure", metadata: ["error": "\(error.message)"])
+            throw APIError.server
+        }
+    }
+}
+
+/// The payload of a `served` event: what was asked and what came out, card by card (the
+/// impression log: position, band, probe, propensity, predicted match).
+struct ServedPayload: Codable, Sendable {
+    struct Card: Codable, Sendable {
+        var cardID: String
+        var position: Int
+        var band: String?
+        var isProbe: Bool
+        var propensity: Double
+        var predictedMatch: Double
+
+        enum CodingKeys: String, CodingKey {
+            case cardID = "card_id", position, band, isProbe = "is_probe", propensity, predictedMatch = "predicted_match"
+        }
+    }
+
+    var count: Int
+    var preload: Bool
+    var cards: [Card]
+}
+
+/// The payload of a `feedback` event.
+struct FeedbackPayload: Codable, Sendable {
+    var schoolID: String
+    var options: [FeedbackOption]
+
+    enum CodingKeys: String, CodingKey { case schoolID = "school_id", options }
+}
+
+/// The payload of a `save` event.
+struct SavePayload: Codable, Sendable {
+    var schoolID: String
+    var timestamp: Int64
+
+    enum CodingKeys: String, CodingKey { case schoolID = "school_id", timestamp }
+
+    /// The engine's view: a like on the card, with an id no client id can take.
+    var judgement: Swipe { Swipe(swipeID: "/save/\(schoolID)", cardID: schoolID, action: .like, timestamp: timestamp) }
+}

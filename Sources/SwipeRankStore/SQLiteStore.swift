@@ -1,0 +1,222 @@
+import Foundation
+import GRDB
+
+/// The embedded store: one SQLite file in WAL mode (readers never wait for the writer).
+///
+/// Durability (`Durability`): with `.normal` (the default) a committed transaction is in the
+/// write-ahead log before the call returns, so it survives the process being killed (kill -9,
+/// a crash); a power loss or kernel crash may lose the last transactions since the log was
+/// last synced, but never corrupts the file. `.full` syncs the log on every commit and also
+/// survives power loss, at the cost of one fsync per write.
+public final class SQLiteStore: StudentStore {
+    /// How hard a commit waits for the disk.
+    public enum Durability: String, Sendable, CaseIterable {
+        /// `PRAGMA synchronous = NORMAL`: survives a killed process, not a power loss.
+        case normal
+        /// `PRAGMA synchronous = FULL`: survives a power loss.
+        case full
+    }
+
+    private let pool: DatabasePool
+    /// The database file.
+    public let path: String
+
+    /// Opens (creating and migrating if needed) the database at `path`.
+    ///
+    /// - Parameters:
+    ///   - path: The SQLite file.
+    ///   - durability: Commit durability.
+    /// - Throws: `StoreError` if the file cannot be opened or migrated (another program's
+    ///   file, a newer schema, no permission).
+    public init(path: String, durability: Durability = .normal) throws(StoreError) {
+        self.path = path
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(5)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrator.migrate(pool)
+        } catch {
+            throw StoreError("cannot open the SQLite store at \(path): \(error)")
+        }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: students and their event log") { db in
+            try db.execute(sql: """
+                CREATE TABLE students (
+                    student_id TEXT PRIMARY KEY NOT NULL,
+                    profile BLOB NOT NULL,
+                    version INTEGER NOT NULL,
+                    profile_version INTEGER NOT NULL,
+                    snapshot BLOB,
+                    snapshot_version INTEGER NOT NULL DEFAULT 0,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL
+                );
+                CREATE TABLE events (
+                    student_id TEXT NOT NULL REFERENCES students(student_id) ON DELETE CASCADE,
+                    seq INTEGER NOT NULL,
+                    kind TEXT NOT NULL,
+                    client_id TEXT,
+                    request_digest TEXT,
+                    payload BLOB NOT NULL,
+                    response BLOB,
+                    created_at INTEGER NOT NULL,
+                    PRIMARY KEY (student_id, seq)
+                ) WITHOUT ROWID;
+                CREATE UNIQUE INDEX events_by_client_id ON events(student_id, kind, client_id) WHERE client_id IS NOT NULL;
+                """)
+        }
+        return migrator
+    }
+
+    /// See `StudentStore.student(_:)`.
+    ///
+    /// - Parameter studentID: The student.
+    public func student(_ studentID: String) async throws(StoreError) -> StudentRecord? {
+        try await read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM students WHERE student_id = ?", arguments: [studentID]) else {
+                return nil
+            }
+            return StudentRecord(studentID: row["student_id"], profile: row["profile"], version: row["version"],
+                                 profileVersion: row["profile_version"], snapshot: row["snapshot"],
+                                 snapshotVersion: row["snapshot_version"], createdAt: row["created_at"],
+                                 updatedAt: row["updated_at"])
+        }
+    }
+
+    /// See `StudentStore.events(of:after:kinds:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - studentID: The student.
+    ///   - after: Exclusive lower bound.
+    ///   - kinds: Kinds wanted, nil for all.
+    ///   - limit: At most this many.
+    public func events(of studentID: String, after: Int, kinds: Set<EventKind>?, limit: Int) async throws(StoreError) -> [StoredEvent] {
+        try await read { db in
+            var sql = "SELECT * FROM events WHERE student_id = ? AND seq > ?"
+            var arguments: StatementArguments = [studentID, after]
+            if let kinds {
+                guard !kinds.isEmpty else { return [] }
+                sql += " AND kind IN (\(kinds.map { _ in "?" }.joined(separator: ",")))"
+                for kind in kinds.sorted(by: { $0.rawValue < $1.rawValue }) { _ = arguments.append(contentsOf: [kind.rawValue]) }
+            }
+            sql += " ORDER BY seq LIMIT ?"
+            _ = arguments.append(contentsOf: [max(1, limit)])
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.event(row:))
+        }
+    }
+
+    /// See `StudentStore.event(of:kind:clientID:)`.
+    ///
+    /// - Parameters:
+    ///   - studentID: The student.
+    ///   - kind: The kind.
+    ///   - clientID: The client id.
+    public func event(of studentID: String, kind: EventKind, clientID: String) async throws(StoreError) -> StoredEvent? {
+        try await read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM events WHERE student_id = ? AND kind = ? AND client_id = ?",
+                             arguments: [studentID, kind.rawValue, clientID]).map(Self.event(row:))
+        }
+    }
+
+    /// See `StudentStore.append(_:to:expectedVersion:update:)`.
+    ///
+    /// - Parameters:
+    ///   - events: The events.
+    ///   - studentID: The student.
+    ///   - expectedVersion: The version read.
+    ///   - update: Profile and snapshot changes.
+    public func append(_ events: [StoredEvent], to studentID: String, expectedVersion: Int,
+                       update: StudentUpdate) async throws(StoreError) -> AppendOutcome {
+        precondition(!events.isEmpty, "append needs at least one event")
+        do {
+            return try await pool.write { db -> AppendOutcome in
+                let current = try Int.fetchOne(db, sql: "SELECT version FROM students WHERE student_id = ?", arguments: [studentID])
+                let now = events[events.count - 1].createdAt
+                switch current {
+                case nil:
+                    guard expectedVersion == 0, let profile = update.profile else { return .conflict }
+                    try db.execute(sql: """
+                        INSERT INTO students (student_id, profile, version, profile_version, created_at, updated_at)
+                        VALUES (?, ?, 0, 0, ?, ?)
+                        """, arguments: [studentID, profile, events[0].createdAt, now])
+                case let version?:
+                    guard version == expectedVersion else { return .conflict }
+                }
+                var version = expectedVersion
+                var profileVersion: Int?
+                for e in events {
+                    version += 1
+                    if e.kind == .profile && profileVersion == nil { profileVersion = version }
+                    do {
+                        try db.execute(sql: """
+                            INSERT INTO events (student_id, seq, kind, client_id, request_digest, payload, response, created_at)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                            """, arguments: [studentID, version, e.kind.rawValue, e.clientID, e.requestDigest, e.payload,
+                                             e.response, e.createdAt])
+                    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                        // A client id already taken: roll the whole append back.
+                        throw ConflictSignal()
+                    }
+                }
+                try db.execute(sql: "UPDATE students SET version = ?, updated_at = ? WHERE student_id = ?",
+                               arguments: [version, now, studentID])
+                if let profile = update.profile {
+                    try db.execute(sql: "UPDATE students SET profile = ?, profile_version = ? WHERE student_id = ?",
+                                   arguments: [profile, profileVersion ?? version, studentID])
+                }
+                if let snapshot = update.snapshot {
+                    try db.execute(sql: "UPDATE students SET snapshot = ?, snapshot_version = ? WHERE student_id = ?",
+                                   arguments: [snapshot, version, studentID])
+                }
+                return .appended(version: version)
+            }
+        } catch is ConflictSignal {
+            return .conflict
+        } catch {
+            throw StoreError("append for a student failed: \(error)")
+        }
+    }
+
+    private struct ConflictSignal: Error {}
+
+    /// See `StudentStore.deleteStudent(_:)`.
+    ///
+    /// - Parameter studentID: The student.
+    public func deleteStudent(_ studentID: String) async throws(StoreError) -> Bool {
+        do {
+            return try await pool.write { db in
+                try db.execute(sql: "DELETE FROM events WHERE student_id = ?", arguments: [studentID])
+                try db.execute(sql: "DELETE FROM students WHERE student_id = ?", arguments: [studentID])
+                return db.changesCount > 0
+            }
+        } catch {
+            throw StoreError("erasing a student failed: \(error)")
+        }
+    }
+
+    /// Runs a trivial query.
+    public func ping() async throws(StoreError) {
+        _ = try await read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+    }
+
+    private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await pool.read(body)
+        } catch {
+            throw StoreError("SQLite read failed: \(error)")
+        }
+    }
+
+    private static func event(row: Row) -> StoredEvent {
+        StoredEvent(seq: row["seq"], kind: EventKind(rawValue: row["kind"]), clientID: row["client_id"],
+                    requestDigest: row["request_digest"], payload: row["payload"], response: row["response"],
+                    createdAt: row["created_at"])
+    }
+}

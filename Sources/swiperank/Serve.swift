@@ -1,0 +1,132 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import SwipeRank
+import SwipeRankServer
+import SwipeRankStore
+
+/// `swiperank serve`: the reference HTTP service. Every option also reads an environment
+/// variable (`SWIPERANK_<OPTION>`), the option winning.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the HTTP service (the app's API) on a SQLite store.",
+        discussion: """
+        Defaults work on a fresh machine: the shipped schools, swiperank.sqlite (created and migrated), \
+        127.0.0.1:8080, the development JWT secret (loopback only; mint tokens with `swiperank token`). \
+        Environment: SWIPERANK_HOST, SWIPERANK_PORT, SWIPERANK_DATABASE, SWIPERANK_DURABILITY, \
+        SWIPERANK_JWT_SECRET, SWIPERANK_JWT_PUBLIC_KEY (a PEM file), SWIPERANK_RATE_LIMIT, \
+        SWIPERANK_CACHE_SESSIONS, SWIPERANK_LOG_LEVEL.
+        """)
+
+    @OptionGroup var catalogOptions: CatalogOptions
+
+    @Option(help: "Address to bind (env SWIPERANK_HOST; default 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "Port (env SWIPERANK_PORT; default 8080; 0 picks a free one, printed at start).")
+    var port: Int?
+
+    @Option(help: "The SQLite file (env SWIPERANK_DATABASE; default swiperank.sqlite).")
+    var database: String?
+
+    @Option(help: "normal (survives a killed process) or full (also survives power loss; an fsync per write) (env SWIPERANK_DURABILITY).")
+    var durability: String?
+
+    @Option(help: "A PEM public key file (ES256 or RS256) to verify tokens with instead of the HS256 secret (env SWIPERANK_JWT_PUBLIC_KEY).")
+    var jwtPublicKey: String?
+
+    @Option(help: "Requests per student per hour (env SWIPERANK_RATE_LIMIT; default 1000).")
+    var rateLimit: Int?
+
+    @Option(help: "Live sessions cached in memory (env SWIPERANK_CACHE_SESSIONS; default 2000).")
+    var cacheSessions: Int?
+
+    @Option(help: "trace, debug, info, notice, warning, error (env SWIPERANK_LOG_LEVEL; default info).")
+    var logLevel: String?
+
+    func run() async throws {
+        let env = ProcessInfo.processInfo.environment
+        var config = ServerConfiguration()
+        config.host = host ?? env["SWIPERANK_HOST"] ?? config.host
+        config.port = try port ?? Self.int(env["SWIPERANK_PORT"], "SWIPERANK_PORT") ?? config.port
+        guard (0...65_535).contains(config.port) else { throw ValidationError("--port must be in 0…65535") }
+        config.rateLimitPerHour = try rateLimit ?? Self.int(env["SWIPERANK_RATE_LIMIT"], "SWIPERANK_RATE_LIMIT") ?? config.rateLimitPerHour
+        guard config.rateLimitPerHour >= 1 else { throw ValidationError("--rate-limit must be at least 1") }
+        config.service.cacheCapacity = try cacheSessions ?? Self.int(env["SWIPERANK_CACHE_SESSIONS"], "SWIPERANK_CACHE_SESSIONS")
+            ?? config.service.cacheCapacity
+        guard config.service.cacheCapacity >= 1 else { throw ValidationError("--cache-sessions must be at least 1") }
+        if let path = jwtPublicKey ?? env["SWIPERANK_JWT_PUBLIC_KEY"] {
+            let pem = try String(decoding: readInput(path, what: "JWT public key"), as: UTF8.self)
+            config.auth = AuthConfiguration(hmacSecret: env["SWIPERANK_JWT_SECRET"], publicKeyPEM: pem)
+        } else if let secret = env["SWIPERANK_JWT_SECRET"] {
+            config.auth = AuthConfiguration(hmacSecret: secret)
+        }
+        let durabilityName = durability ?? env["SWIPERANK_DURABILITY"] ?? "normal"
+        guard let durability = SQLiteStore.Durability(rawValue: durabilityName) else {
+            throw ValidationError("--durability must be normal or full, got \(durabilityName)")
+        }
+        let levelName = logLevel ?? env["SWIPERANK_LOG_LEVEL"] ?? "info"
+        guard let level = Logger.Level(rawValue: levelName) else { throw ValidationError("unknown log level \(levelName)") }
+        var logger = Logger(label: "swiperank")
+        logger.logLevel = level
+
+        let path = database ?? env["SWIPERANK_DATABASE"] ?? "swiperank.sqlite"
+        let store: SQLiteStore
+        do { store = try SQLiteStore(path: path, durability: durability) } catch { throw CLIError(error.description) }
+        if config.auth.hmacSecret == AuthConfiguration.developmentSecret {
+            logger.warning("using the development JWT secret (loopback only); set SWIPERANK_JWT_SECRET for anything else")
+        }
+        logger.info("starting", metadata: ["database": "\(path)", "durability": "\(durability.rawValue)",
+                                           "address": "\(config.host):\(config.port)"])
+        do {
+            if let schema = catalogOptions.schema {
+                let engine = SwipeEngine(matcher: try catalogOptions.loadItems(schema: schema))
+                try await buildApplication(engine: engine, store: store, configuration: config, logger: logger, onRunning: Self.announce).runService()
+            } else {
+                let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
+                try await buildApplication(engine: engine, store: store, configuration: config, logger: logger, onRunning: Self.announce).runService()
+            }
+        } catch let error as AuthSetupError {
+            throw CLIError(error.description)
+        }
+    }
+
+    /// One line on standard output once listening (scripts and tests wait for it).
+    @Sendable static func announce(port: Int) async {
+        // Unbuffered: stdout may be a pipe, and the reader waits for this line.
+        FileHandle.standardOutput.write(Data("swiperank: listening on port \(port)\n".utf8))
+    }
+
+    static func int(_ raw: String?, _ name: String) throws -> Int? {
+        guard let raw else { return nil }
+        guard let value = Int(raw) else { throw ValidationError("\(name) must be an integer, got \(raw)") }
+        return value
+    }
+}
+
+/// `swiperank token`: mints a development bearer token for a student (HS256).
+struct Token: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a bearer token (JWT HS256) for a student, signed with SWIPERANK_JWT_SECRET or the development secret.")
+
+    @Option(help: "The student id (the token's subject).")
+    var student: String
+
+    @Option(help: "Lifetime in seconds (default 86400).")
+    var ttl: Int = 86_400
+
+    func validate() throws {
+        guard !student.isEmpty, student.utf8.count <= 256 else { throw ValidationError("--student must be 1…256 bytes") }
+        guard ttl >= 1 && ttl <= 31_536_000 else { throw ValidationError("--ttl must be in 1…31536000 seconds") }
+    }
+
+    func run() async throws {
+        let secret = ProcessInfo.processInfo.environment["SWIPERANK_JWT_SECRET"] ?? AuthConfiguration.developmentSecret
+        do {
+            print(try await AuthConfiguration(hmacSecret: secret).token(studentID: student, lifetime: TimeInterval(ttl)))
+        } catch let error as AuthSetupError {
+            throw CLIError(error.description)
+        }
+    }
+}

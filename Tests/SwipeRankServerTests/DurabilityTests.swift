@@ -1,0 +1,115 @@
+import Foundation
+import HTTPTypes
+import SwipeRank
+import SwipeRankNumerics
+@testable import SwipeRankServer
+import SwipeRankStore
+import Testing
+
+/// The store is the truth: a new server over the same file (an empty cache) continues exactly
+/// where the old one stopped, and both match the engine driven directly (the reference).
+@Suite struct DurabilityTests {
+    static func tempDatabase() throws -> (String, URL) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-server-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return (dir.appendingPathComponent("db.sqlite").path, dir)
+    }
+
+    @Test("HTTP session = engine session; a restarted server serves the very next cards", arguments: [(UInt64(1), 4), (UInt64(2), 1_000)])
+    func restartMatchesReference(seed: UInt64, snapshotInterval: Int) async throws {
+        let (path, dir) = try Self.tempDatabase()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let student = "ref-\(seed)"
+        let profile = try StudentProfile.decode(json: Data(Fixtures.profile.utf8), source: "fixture")
+        // The reference: the engine alone, with the service's seed for the first profile version.
+        let service = StudentService(engine: Fixtures.engine, store: MemoryStore(), options: ServiceOptions(), logger: .init(label: "t"))
+        let box = ReferenceBox(session: try Fixtures.engine.session(studentID: student, profile: profile, seed: service.seed(student, 1)),
+                               rng: SplitMix64(seed: seed))
+        let harness = Harness(store: try SQLiteStore(path: path), configure: { $0.service.snapshotInterval = snapshotInterval })
+        try await harness.run { c in
+            try await c.createStudent(student)
+            for round in 0..<6 {
+                let deck = try await c.deck(student, count: 5)
+                let expected = box.session.recommendations(count: 5).recommendations.map(\.school.id)
+                #expect(deck == expected, "round \(round)")
+                for (i, school) in deck.enumerated() where box.rng.next() % 5 != 0 {
+                    let like = box.rng.next() % 2 == 0
+                    let r = try await c.swipe(student, id: "r\(round)-\(i)", school: school, like: like, at: Int64(round * 10 + i))
+                    #expect(r.status == .created)
+                    _ = try box.session.recordSwipe(Swipe(swipeID: "r\(round)-\(i)", cardID: school, action: like ? .like : .dislike,
+                                                          timestamp: Int64(round * 10 + i)))
+                    #expect(r.json["total_swipes"] as? Int == box.session.totalSwipes)
+                }
+                if round == 2 {
+                    let target = Fixtures.engine.matcher.catalog.ids[Int(box.rng.next() % 2_000)]
+                    let saved = try await c.call(.post, "/student/schools/\(target)/save", student: student, body: #"{"timestamp": 5}"#)
+                    #expect(saved.status == .created)
+                    _ = try box.session.recordJudgement(Swipe(swipeID: "/save/\(target)", cardID: target, action: .like, timestamp: 5),
+                                                        weight: 2)
+                }
+            }
+        }
+        let expectedNext = box.session.recommendations(count: 7).recommendations.map(\.school.id)
+        // A new server over the same file: nothing cached, everything rebuilt from the log.
+        try await Harness(store: try SQLiteStore(path: path)).run { c in
+            let next = try await c.deck(student, count: 7)
+            #expect(next == expectedNext)
+        }
+    }
+
+    @Test("concurrent swipes of one student are serialized: none lost")
+    func concurrentSwipes() async throws {
+        let (path, dir) = try Self.tempDatabase()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await Harness(store: try SQLiteStore(path: path)).run { c in
+            try await c.createStudent("cc")
+            try await c.createStudent("dd")
+            let deckC = try await c.deck("cc", count: 24)
+            let deckD = try await c.deck("dd", count: 24)
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for (i, school) in deckC.enumerated() {
+                    group.addTask { try await c.swipe("cc", id: "c\(i)", school: school, like: i % 2 == 0, at: Int64(i)).status }
+                    group.addTask { try await c.swipe("dd", id: "d\(i)", school: deckD[i], like: i % 3 == 0, at: Int64(i)).status }
+                    // The same swipe twice at once: exactly one records it.
+                    group.addTask { try await c.swipe("cc", id: "c\(i)", school: school, like: i % 2 == 0, at: Int64(i)).status }
+                }
+                var out: [HTTPResponse.Status] = []
+                for try await s in group { out.append(s) }
+                return out
+            }
+            #expect(statuses.filter { $0 == .created }.count == 48)
+            #expect(statuses.filter { $0 == .ok }.count == 24)
+            #expect(try await c.call(.get, "/student/learning-state", student: "cc").json["total_swipes"] as? Int == 24)
+            #expect(try await c.call(.get, "/student/learning-state", student: "dd").json["total_swipes"] as? Int == 24)
+        }
+        try await Harness(store: try SQLiteStore(path: path)).run { c in
+            let state = try await c.call(.get, "/student/learning-state", student: "cc")
+            #expect(state.json["total_swipes"] as? Int == 24)
+        }
+    }
+
+    @Test("a new profile keeps every past swipe and save as evidence and never re-serves them")
+    func profileChangeCarriesOver() async throws {
+        try await Harness().run { c in
+            try await c.createStudent("pc")
+            let deck = try await c.deck("pc", count: 8)
+            for (i, school) in deck.enumerated() { _ = try await c.swipe("pc", id: "p\(i)", school: school, like: i < 4) }
+            let r = try await c.call(.patch, "/student/profile", student: "pc", body: #"{"max_distance_miles": 1000}"#)
+            #expect(r.status == .ok)
+            let state = try await c.call(.get, "/student/learning-state", student: "pc")
+            #expect(state.json["total_swipes"] as? Int == 8)
+            let next = try await c.deck("pc", count: 50)
+            #expect(Set(next).isDisjoint(with: deck))
+        }
+    }
+}
+
+/// The reference session shared with the (Sendable) test closure; used from one task at a time.
+final class ReferenceBox: @unchecked Sendable {
+    var session: SwipeSession<SchoolMatcher>
+    var rng: SplitMix64
+    init(session: SwipeSession<SchoolMatcher>, rng: SplitMix64) {
+        self.session = session
+        self.rng = rng
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import SwipeRankStore
+import Testing
+
+/// One suite, run against every store: what the service relies on.
+@Suite struct StoreConformanceTests {
+    enum Kind: String, CaseIterable, CustomTestStringConvertible {
+        case memory, sqlite
+        var testDescription: String { rawValue }
+    }
+
+    static func make(_ kind: Kind) throws -> (any StudentStore, URL?) {
+        switch kind {
+        case .memory: return (MemoryStore(), nil)
+        case .sqlite:
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-store-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            return (try SQLiteStore(path: dir.appendingPathComponent("db.sqlite").path), dir)
+        }
+    }
+
+    static func event(_ kind: EventKind, _ text: String, client: String? = nil, at: Int64 = 1) -> StoredEvent {
+        StoredEvent(kind: kind, clientID: client, requestDigest: client.map { "d-\($0)" }, payload: Data(text.utf8),
+                    response: Data("r-\(text)".utf8), createdAt: at)
+    }
+
+    @Test("create, append at the expected version, read back in order", arguments: Kind.allCases)
+    func appendAndRead(kind: Kind) async throws {
+        let (store, dir) = try Self.make(kind)
+        defer { dir.map { try? FileManager.default.removeItem(at: $0) } }
+        #expect(try await store.student("a") == nil)
+        // Creating needs a profile and version 0.
+        #expect(try await store.append([Self.event(.swipe, "x")], to: "a", expectedVersion: 0, update: StudentUpdate()) == .conflict)
+        #expect(try await store.append([Self.event(.profile, "p1", at: 5)], to: "a", expectedVersion: 0,
+                                       update: StudentUpdate(profile: Data("p1".utf8))) == .appended(version: 1))
+        #expect(try await store.append([Self.event(.served, "d1", at: 6), Self.event(.swipe, "s1", client: "s1", at: 7)],
+                                       to: "a", expectedVersion: 1, update: StudentUpdate(snapshot: Data("snap".utf8))) == .appended(version: 3))
+        let record = try #require(try await store.student("a"))
+        #expect(record.version == 3 && record.profileVersion == 1 && record.snapshotVersion == 3)
+        #expect(record.profile == Data("p1".utf8) && record.snapshot == Data("snap".utf8))
+        #expect(record.createdAt == 5 && record.updatedAt == 7)
+        let all = try await store.events(of: "a", after: 0, kinds: nil, limit: 100)
+        #expect(all.map(\.seq) == [1, 2, 3])
+        #expect(all.map(\.kind) == [.profile, .served, .swipe])
+        #expect(all[2].clientID == "s1" && all[2].requestDigest == "d-s1" && all[2].response == Data("r-s1".utf8))
+        #expect(try await store.events(of: "a", after: 1, kinds: [.swipe], limit: 100).map(\.seq) == [3])
+        #expect(try await store.events(of: "a", after: 0, kinds: nil, limit: 2).map(\.seq) == [1, 2])
+        #expect(try await store.events(of: "a", after: 0, kinds: [], limit: 5).isEmpty)
+        #expect(try await store.event(of: "a", kind: .swipe, clientID: "s1")?.seq == 3)
+        #expect(try await store.event(of: "a", kind: .save, clientID: "s1") == nil)
+        #expect(try await store.events(of: "nobody", after: 0, kinds: nil, limit: 5).isEmpty)
+    }
+
+    @Test("a stale version or a taken client id is a conflict and writes nothing", arguments: Kind.allCases)
+    func conflicts(kind: Kind) async throws {
+        let (store, dir) = try Self.make(kind)
+        defer { dir.map { try? FileManager.default.removeItem(at: $0) } }
+        _ = try await store.append([Self.event(.profile, "p")], to: "a", expectedVersion: 0, update: StudentUpdate(profile: Data("p".utf8)))
+        _ = try await store.append([Self.event(.swipe, "s1", client: "s1")], to: "a", expectedVersion: 1, update: StudentUpdate())
+        #expect(try await store.append([Self.event(.swipe, "s2", client: "s2")], to: "a", expectedVersion: 1, update: StudentUpdate()) == .conflict)
+        #expect(try await store.append([Self.event(.profile, "p")], to: "a", expectedVersion: 0, update: StudentUpdate(profile: Data("q".utf8))) == .conflict)
+        // The second event reuses a client id: the whole append is rolled back.
+        #expect(try await store.append([Self.event(.swipe, "s3", client: "s3"), Self.event(.swipe, "dup", client: "s1")], to: "a",
+                                       expectedVersion: 2, update: StudentUpdate(snapshot: Data("x".utf8))) == .conflict)
+        // Two events of one batch with the same client id also conflict.
+        #expect(try await store.append([Self.event(.swipe, "s4", client: "s4"), Self.event(.swipe, "s4", client: "s4")], to: "a",
+                                       expectedVersion: 2, update: StudentUpdate()) == .conflict)
+        let record = try #require(try await store.student("a"))
+        #expect(record.version == 2 && record.snapshot == nil && record.profile == Data("p".utf8))
+        #expect(try await store.event(of: "a", kind: .swipe, clientID: "s3") == nil)
+        // The same client id under another kind is a different id.
+        #expect(try await store.append([Self.event(.save, "v", client: "s1")], to: "a", expectedVersion: 2, update: StudentUpdate()) == .appended(version: 3))
+    }
+
+    @Test("a profile change records which event set it; erase removes everything", arguments: Kind.allCases)
+    func profileAndErase(kind: Kind) async throws {
+        let (store, dir) = try Self.make(kind)
+        defer { dir.map { try? FileManager.default.removeItem(at: $0) } }
+        _ = try await store.append([Self.event(.profile, "p")], to: "a", expectedVersion: 0, update: StudentUpdate(profile: Data("p".utf8)))
+        _ = try await store.append([Self.event(.swipe, "s", client: "s")], to: "a", expectedVersion: 1, update: StudentUpdate())
+        _ = try await store.append([Self.event(.profile, "q")], to: "a", expectedVersion: 2, update: StudentUpdate(profile: Data("q".utf8)))
+        _ = try await store.append([Self.event(.profile, "b")], to: "b", expectedVersion: 0, update: StudentUpdate(profile: Data("b".utf8)))
+        let record = try #require(try await store.student("a"))
+        #expect(record.profileVersion == 3 && record.profile == Data("q".utf8))
+        #expect(try await store.deleteStudent("a"))
+        #expect(try await store.deleteStudent("a") == false)
+        #expect(try await store.student("a") == nil)
+        #expect(try await store.events(of: "a", after: 0, kinds: nil, limit: 10).isEmpty)
+        #expect(try await store.event(of: "a", kind: .swipe, clientID: "s") == nil)
+        // Others are untouched, and the id can start over.
+        #expect(try await store.student("b")?.version == 1)
+        #expect(try await store.append([Self.event(.profile, "p")], to: "a", expectedVersion: 0, update: StudentUpdate(profile: Data("p".utf8))) == .appended(version: 1))
+        try await store.ping()
+    }
+
+    @Test("seeded random appends: the store matches a model of the log", arguments: Kind.allCases)
+    func modelBased(kind: Kind) async throws {
+        let (store, dir) = try Self.make(kind)
+        defer { dir.map { try? FileManager.default.removeItem(at: $0) } }
+        var rng = SystemRandomNumberGeneratorSeeded(seed: 42)
+        var model: [String: [(kind: EventKind, client: String?)]] = [:]
+        let students = ["a", "b", "c"]
+        let kinds: [EventKind] = [.served, .swipe, .save, .feedback]
+        for step in 0..<300 {
+            let id = students[Int(rng.next() % 3)]
+            var log = model[id] ?? []
+            let stale = rng.next() % 7 == 0 && !log.isEmpty
+            let expected = stale ? log.count - 1 : log.count
+            var batch: [StoredEvent] = []
+            if log.isEmpty { batch.append(Self.event(.profile, "p\(step)")) }
+            for _ in 0..<(1 + Int(rng.next() % 3)) {
+                let kind = kinds[Int(rng.next() % 4)]
+                let client: String? = kind == .swipe || kind == .save ? "c\(rng.next() % 40)" : nil
+                batch.append(Self.event(kind, "e\(step)", client: client))
+            }
+            let outcome = try await store.append(batch, to: id, expectedVersion: expected,
+                                                 update: StudentUpdate(profile: log.isEmpty ? Data("p".utf8) : nil))
+            let clientsTaken = Set(log.compactMap { e in e.client.map { "\(e.kind.rawValue)/\($0)" } })
+            let batchClients = batch.compactMap { e in e.clientID.map { "\(e.kind.rawValue)/\($0)" } }
+            let ok = !stale && Set(batchClients).count == batchClients.count && clientsTaken.isDisjoint(with: batchClients)
+            #expect(outcome == (ok ? .appended(version: log.count + batch.count) : .conflict), "step \(step)")
+            if ok {
+                log += batch.map { ($0.kind, $0.clientID) }
+                model[id] = log
+            }
+        }
+        for id in students {
+            let events = try await store.events(of: id, after: 0, kinds: nil, limit: 10_000)
+            let log = model[id] ?? []
+            #expect(events.map(\.seq) == (0..<log.count).map { $0 + 1 })
+            #expect(events.map(\.kind) == log.map(\.kind))
+            #expect(try await store.student(id)?.version ?? 0 == log.count)
+        }
+    }
+
+    @Test("SQLite: committed appends survive reopening the file")
+    func reopen() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-reopen-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("db.sqlite").path
+        do {
+            let store = try SQLiteStore(path: path, durability: .full)
+            _ = try await store.append([Self.event(.profile, "p")], to: "a", expectedVersion: 0, update: StudentUpdate(profile: Data("p".utf8)))
+            _ = try await store.append([Self.event(.swipe, "s", client: "s")], to: "a", expectedVersion: 1, update: StudentUpdate())
+        }
+        let again = try SQLiteStore(path: path)
+        #expect(try await again.student("a")?.version == 2)
+        #expect(try await again.event(of: "a", kind: .swipe, clientID: "s")?.payload == Data("s".utf8))
+    }
+
+    @Test("SQLite: a file that is not a database is a StoreError, not a crash")
+    func garbageFile() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-garbage-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("db.sqlite").path
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: path))
+        #expect(throws: StoreError.self) { try SQLiteStore(path: path) }
+        #expect(throws: StoreError.self) { try SQLiteStore(path: dir.appendingPathComponent("missing/dir/db.sqlite").path) }
+    }
+}
+
+/// A small seeded generator (the store tests do not link the engine's).
+struct SystemRandomNumberGeneratorSeeded: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
