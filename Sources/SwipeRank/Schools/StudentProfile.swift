@@ -146,7 +146,8 @@ public struct StudentProfile: Sendable, Hashable, Codable {
 
     /// The most intended majors a profile may list: each costs a lookup in the majors index.
     public static var maxIntendedMajors: Int { 20 }
-    /// The longest text a profile field may hold, in UTF-8 bytes.
+    /// The longest text a profile field may hold, in Unicode scalars (so at most 4× in UTF-8
+    /// bytes); the unit JSON Schema's maxLength counts.
     public static var maxTextLength: Int { 200 }
     /// The largest profile JSON accepted, in bytes.
     public static var maxJSONBytes: Int { 64 << 10 }
@@ -171,8 +172,9 @@ public struct StudentProfile: Sendable, Hashable, Codable {
         try check(intendedMajors.count <= StudentProfile.maxIntendedMajors, "intended_majors",
                   "at most \(StudentProfile.maxIntendedMajors) majors, got \(intendedMajors.count)")
         for (i, major) in intendedMajors.enumerated() {
-            try check(major.utf8.count <= StudentProfile.maxTextLength, "intended_majors[\(i)]",
-                      "at most \(StudentProfile.maxTextLength) bytes, got \(major.utf8.count)")
+            // Counted in Unicode scalars (what JSON Schema's maxLength counts), so at most 4× in bytes.
+            try check(major.unicodeScalars.count <= StudentProfile.maxTextLength, "intended_majors[\(i)]",
+                      "at most \(StudentProfile.maxTextLength) characters, got \(major.unicodeScalars.count)")
         }
         if let sat { try check((400...1600).contains(sat), "sat", "must be in 400...1600, got \(sat)") }
         try check((0...1).contains(academicPriority), "academic_priority", "must be in 0...1, got \(academicPriority)")

@@ -63,6 +63,17 @@ struct SwipeRequest: Codable, Hashable, Sendable {
         schoolID = try c.decode(String.self, forKey: .schoolID)
         action = try c.decode(SwipeAction.self, forKey: .action)
         timestamp = try c.decode(Int64.self, forKey: .timestamp)
+        try Self.checkTimestamp(timestamp, key: CodingKeys.timestamp, decoder: decoder)
+    }
+
+    /// The largest timestamp accepted: 2⁵³ − 1 ms, exact in every JSON parser.
+    static let maxTimestamp: Int64 = 9_007_199_254_740_991
+
+    static func checkTimestamp(_ t: Int64, key: some CodingKey, decoder: any Decoder) throws {
+        guard (0...maxTimestamp).contains(t) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [key],
+                                                    debugDescription: "timestamp must be Unix milliseconds in 0…\(maxTimestamp)"))
+        }
     }
 
     init(swipeID: String, schoolID: String, action: SwipeAction, timestamp: Int64) {
@@ -118,6 +129,7 @@ struct SaveRequest: Codable, Sendable {
     init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         timestamp = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Int64.self, forKey: .timestamp)
+        if let timestamp { try SwipeRequest.checkTimestamp(timestamp, key: CodingKeys.timestamp, decoder: decoder) }
     }
 }
 
