@@ -42,6 +42,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Live sessions cached in memory (env SWIPERANK_CACHE_SESSIONS; default 2000).")
     var cacheSessions: Int?
 
+    @Option(help: "Store a session snapshot with every Nth event of a student at least (env SWIPERANK_SNAPSHOT_INTERVAL; default 32; long histories snapshot less often).")
+    var snapshotInterval: Int?
+
     @Option(help: "trace, debug, info, notice, warning, error (env SWIPERANK_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -56,6 +59,9 @@ struct Serve: AsyncParsableCommand {
         config.service.cacheCapacity = try cacheSessions ?? Self.int(env["SWIPERANK_CACHE_SESSIONS"], "SWIPERANK_CACHE_SESSIONS")
             ?? config.service.cacheCapacity
         guard config.service.cacheCapacity >= 1 else { throw ValidationError("--cache-sessions must be at least 1") }
+        config.service.snapshotInterval = try snapshotInterval ?? Self.int(env["SWIPERANK_SNAPSHOT_INTERVAL"], "SWIPERANK_SNAPSHOT_INTERVAL")
+            ?? config.service.snapshotInterval
+        guard config.service.snapshotInterval >= 1 else { throw ValidationError("--snapshot-interval must be at least 1") }
         if let path = jwtPublicKey ?? env["SWIPERANK_JWT_PUBLIC_KEY"] {
             let pem = try String(decoding: readInput(path, what: "JWT public key"), as: UTF8.self)
             config.auth = AuthConfiguration(hmacSecret: env["SWIPERANK_JWT_SECRET"], publicKeyPEM: pem)
