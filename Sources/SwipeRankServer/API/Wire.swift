@@ -15,7 +15,14 @@ enum WireJSON {
     /// SHA-256 (hex) of the canonical encoding: what "the same request" means for a retry.
     static func digest<T: Encodable>(_ value: T) -> String {
         let canonical = (try? encode(value)) ?? Data()
-        return SHA256.hash(data: canonical).map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var hex = [UInt8]()
+        hex.reserveCapacity(64)
+        for byte in SHA256.hash(data: canonical) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
 
     /// Decodes a request body, or throws the 400 that names the position or the field.

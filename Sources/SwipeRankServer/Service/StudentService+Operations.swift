@@ -43,8 +43,9 @@ extension StudentService {
     /// same id with another body is a 409.
     func swipe(_ studentID: String, _ request: SwipeRequest) async throws -> WriteResult {
         try ClientID.validate(request.swipeID, field: "swipe_id")
+        let digest = request.digest
         return try await withStudent(studentID) { live in
-            if let replayed = try await priorWrite(studentID, kind: .swipe, clientID: request.swipeID, digest: request.digest) {
+            if let replayed = try await priorWrite(studentID, kind: .swipe, clientID: request.swipeID, digest: digest) {
                 return ([], StudentUpdate(), WriteResult(body: replayed, replayed: true))
             }
             let result: SwipeResult
@@ -56,7 +57,7 @@ extension StudentService {
             let body = try WireJSON.encode(SwipeResponse(swipeID: request.swipeID, outcome: result.outcome.rawValue,
                                                          learningState: result.learningState,
                                                          totalSwipes: result.totalSwipes, feedback: result.feedback))
-            let event = StoredEvent(kind: .swipe, clientID: request.swipeID, requestDigest: request.digest,
+            let event = StoredEvent(kind: .swipe, clientID: request.swipeID, requestDigest: digest,
                                     payload: try WireJSON.encode(request), response: body, createdAt: options.clock())
             return ([event], StudentUpdate(), WriteResult(body: body, replayed: false))
         }
