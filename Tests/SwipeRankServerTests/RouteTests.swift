@@ -307,3 +307,38 @@ import Testing
         }
     }
 }
+
+/// A store whose every call fails, as a lost disk or database would.
+final class FailingStore: StudentStore {
+    func student(_ studentID: String) async throws(StoreError) -> StudentRecord? { throw StoreError("disk /var/secret.db gone") }
+    func events(of studentID: String, after: Int, kinds: Set<EventKind>?, limit: Int) async throws(StoreError) -> [StoredEvent] {
+        throw StoreError("disk /var/secret.db gone")
+    }
+    func event(of studentID: String, kind: EventKind, clientID: String) async throws(StoreError) -> StoredEvent? {
+        throw StoreError("disk /var/secret.db gone")
+    }
+    func append(_ events: [StoredEvent], to studentID: String, expectedVersion: Int, update: StudentUpdate) async throws(StoreError) -> AppendOutcome {
+        throw StoreError("disk /var/secret.db gone")
+    }
+    func deleteStudent(_ studentID: String) async throws(StoreError) -> Bool { throw StoreError("disk /var/secret.db gone") }
+    func ping() async throws(StoreError) { throw StoreError("disk /var/secret.db gone") }
+}
+
+@Suite struct StoreFailureTests {
+    @Test("a failing store: 503 not ready, 500 SERVER_ERROR with the request id and nothing internal")
+    func failingStore() async throws {
+        try await Harness(store: FailingStore()).run { c in
+            #expect(try await c.call(.get, "/health/live").status == .ok)
+            let ready = try await c.call(.get, "/health/ready")
+            #expect(ready.status == .serviceUnavailable && ready.json["store"] as? String == "unreachable")
+            for (method, path, body) in [(HTTPRequest.Method.get, "/student/profile", nil as String?),
+                                         (.put, "/student/profile", Fixtures.profile),
+                                         (.get, "/student/recommendations", nil)] {
+                let r = try await c.call(method, path, student: "x", body: body, headers: [.init("X-Request-ID")!: "req-42"])
+                #expect(r.status == .internalServerError && r.code == "SERVER_ERROR", "\(path)")
+                #expect(r.details["request_id"] as? String == "req-42")
+                #expect(!String(decoding: r.body, as: UTF8.self).contains("secret"))
+            }
+        }
+    }
+}
