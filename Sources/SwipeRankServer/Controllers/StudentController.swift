@@ -107,9 +107,8 @@ struct StudentController<M: ServableMatcher>: Sendable {
         } catch {
             throw APIError.validation(error)
         }
-        let existed = try await service.storeCall { try await service.store.student(student) } != nil
-        let record = try await service.setProfile(student, profileJSON: try WireJSON.encode(profile), profile: profile)
-        return .json(try profileBody(record), status: existed ? .ok : .created, cache: CachePolicy.privateData)
+        let (record, created) = try await service.setProfile(student, profileJSON: try WireJSON.encode(profile), profile: profile)
+        return .json(try profileBody(record), status: created ? .created : .ok, cache: CachePolicy.privateData)
     }
 
     private func profileBody(_ record: StudentRecord) throws -> Data {

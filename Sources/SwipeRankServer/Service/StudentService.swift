@@ -84,6 +84,7 @@ final class StudentService<M: ServableMatcher>: Sendable {
                     cache.put(studentID, live)
                     return outcome.result
                 }
+                precondition(outcome.update.profile == nil, "profile changes go through setProfile, which rebuilds the session")
                 var update = outcome.update
                 if update.snapshot == nil, live.record.version + outcome.events.count - live.record.snapshotVersion >= options.snapshotInterval {
                     update.snapshot = try? live.session.snapshot().jsonData()
@@ -93,11 +94,6 @@ final class StudentService<M: ServableMatcher>: Sendable {
                     live.record.version = version
                     live.record.updatedAt = outcome.events[outcome.events.count - 1].createdAt
                     if update.snapshot != nil { live.record.snapshotVersion = version }
-                    if let profile = update.profile {
-                        live.record.profile = profile
-                        live.record.profileVersion = version - outcome.events.count
-                            + 1 + (outcome.events.firstIndex { $0.kind == .profile } ?? 0)
-                    }
                     cache.put(studentID, live)
                     return outcome.result
                 case .conflict:
@@ -113,7 +109,7 @@ final class StudentService<M: ServableMatcher>: Sendable {
 
     /// Creates or replaces the profile (a new learning session that keeps every past swipe and
     /// save as evidence), under the student's lock.
-    func setProfile(_ studentID: String, profileJSON: Data, profile: M.Profile) async throws -> StudentRecord {
+    func setProfile(_ studentID: String, profileJSON: Data, profile: M.Profile) async throws -> (record: StudentRecord, created: Bool) {
         try await locks.withLock(studentID) {
             for _ in 0..<3 {
                 let existing = try await storeCall { try await self.store.student(studentID) }
@@ -142,7 +138,7 @@ final class StudentService<M: ServableMatcher>: Sendable {
                                                snapshotVersion: snapshot == nil ? existing?.snapshotVersion ?? 0 : newVersion,
                                                createdAt: existing?.createdAt ?? now, updatedAt: now)
                     cache.put(studentID, LiveStudent(session: session, record: record))
-                    return record
+                    return (record, existing == nil)
                 case .conflict:
                     cache.remove(studentID)
                     continue
