@@ -107,7 +107,8 @@ let package = Package(
                 "SwipeRankServer",
                 "SwipeRankNumerics",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-            ]
+            ],
+            exclude: ["Golden"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// The embedded store: one SQLite file in WAL mode (readers never wait for the writer).
 ///
@@ -18,6 +19,7 @@ public final class SQLiteStore: StudentStore {
     }
 
     private let pool: DatabasePool
+    private let batcher: GroupCommit<PendingAppend, Result<AppendOutcome, StoreError>>
     /// The database file.
     public let path: String
 
@@ -42,6 +44,8 @@ public final class SQLiteStore: StudentStore {
         } catch {
             throw StoreError("cannot open the SQLite store at \(path): \(error)")
         }
+        let pool = self.pool
+        batcher = GroupCommit(maxBatch: 256) { batch in await Self.commit(batch, pool: pool) }
     }
 
     static var migrator: DatabaseMigrator {
@@ -127,6 +131,11 @@ public final class SQLiteStore: StudentStore {
 
     /// See `StudentStore.append(_:to:expectedVersion:update:)`.
     ///
+    /// Group commit: an append that arrives while a transaction is running waits, and the next
+    /// transaction takes every waiting append (each in its own savepoint, so a conflict or a
+    /// failure rolls back only its own append). Concurrent appends then share one commit — one
+    /// pass over the write-ahead log, one fsync with `.full` — instead of queueing for one each.
+    ///
     /// - Parameters:
     ///   - events: The events.
     ///   - studentID: The student.
@@ -135,53 +144,82 @@ public final class SQLiteStore: StudentStore {
     public func append(_ events: [StoredEvent], to studentID: String, expectedVersion: Int,
                        update: StudentUpdate) async throws(StoreError) -> AppendOutcome {
         precondition(!events.isEmpty, "append needs at least one event")
+        let result = await batcher.submit(PendingAppend(events: events, studentID: studentID,
+                                                        expectedVersion: expectedVersion, update: update))
+        return try result.get()
+    }
+
+    /// Runs one batch of appends in one transaction.
+    private static func commit(_ batch: [PendingAppend], pool: DatabasePool) async -> [Result<AppendOutcome, StoreError>] {
         do {
-            return try await pool.write { db -> AppendOutcome in
-                let current = try Int.fetchOne(db, sql: "SELECT version FROM students WHERE student_id = ?", arguments: [studentID])
-                let now = events[events.count - 1].createdAt
-                switch current {
-                case nil:
-                    guard expectedVersion == 0, let profile = update.profile else { return .conflict }
-                    try db.execute(sql: """
-                        INSERT INTO students (student_id, profile, version, profile_version, created_at, updated_at)
-                        VALUES (?, ?, 0, 0, ?, ?)
-                        """, arguments: [studentID, profile, events[0].createdAt, now])
-                case let version?:
-                    guard version == expectedVersion else { return .conflict }
-                }
-                var version = expectedVersion
-                var profileVersion: Int?
-                for e in events {
-                    version += 1
-                    if e.kind == .profile && profileVersion == nil { profileVersion = version }
-                    do {
-                        try db.execute(sql: """
-                            INSERT INTO events (student_id, seq, kind, client_id, request_digest, payload, response, created_at)
-                            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                            """, arguments: [studentID, version, e.kind.rawValue, e.clientID, e.requestDigest, e.payload,
-                                             e.response, e.createdAt])
-                    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                        // A client id already taken: roll the whole append back.
-                        throw ConflictSignal()
+            return try await pool.write { db in
+                try batch.map { append in
+                    var outcome: Result<AppendOutcome, StoreError> = .success(.conflict)
+                    try db.inSavepoint {
+                        do {
+                            outcome = .success(try apply(append, db))
+                            return .commit
+                        } catch is ConflictSignal {
+                            outcome = .success(.conflict)
+                        } catch {
+                            outcome = .failure(StoreError("append for a student failed: \(error)"))
+                        }
+                        return .rollback
                     }
+                    return outcome
                 }
-                try db.execute(sql: "UPDATE students SET version = ?, updated_at = ? WHERE student_id = ?",
-                               arguments: [version, now, studentID])
-                if let profile = update.profile {
-                    try db.execute(sql: "UPDATE students SET profile = ?, profile_version = ? WHERE student_id = ?",
-                                   arguments: [profile, profileVersion ?? version, studentID])
-                }
-                if let snapshot = update.snapshot {
-                    try db.execute(sql: "UPDATE students SET snapshot = ?, snapshot_version = ? WHERE student_id = ?",
-                                   arguments: [snapshot, version, studentID])
-                }
-                return .appended(version: version)
             }
-        } catch is ConflictSignal {
-            return .conflict
         } catch {
-            throw StoreError("append for a student failed: \(error)")
+            // The transaction itself failed (BEGIN or COMMIT): nothing of the batch is written.
+            return Array(repeating: .failure(StoreError("append for a student failed: \(error)")), count: batch.count)
         }
+    }
+
+    /// One append, inside its savepoint. A stale version or a taken client id throws
+    /// `ConflictSignal` (the savepoint is rolled back).
+    private static func apply(_ append: PendingAppend, _ db: Database) throws -> AppendOutcome {
+        let (events, studentID, expectedVersion, update) = (append.events, append.studentID, append.expectedVersion, append.update)
+        let current = try Int.fetchOne(db.cachedStatement(sql: "SELECT version FROM students WHERE student_id = ?"),
+                                       arguments: [studentID])
+        let now = events[events.count - 1].createdAt
+        switch current {
+        case nil:
+            guard expectedVersion == 0, let profile = update.profile else { throw ConflictSignal() }
+            try db.cachedStatement(sql: """
+                INSERT INTO students (student_id, profile, version, profile_version, created_at, updated_at)
+                VALUES (?, ?, 0, 0, ?, ?)
+                """).execute(arguments: [studentID, profile, events[0].createdAt, now])
+        case let version?:
+            guard version == expectedVersion else { throw ConflictSignal() }
+        }
+        var version = expectedVersion
+        var profileVersion: Int?
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO events (student_id, seq, kind, client_id, request_digest, payload, response, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        for e in events {
+            version += 1
+            if e.kind == .profile && profileVersion == nil { profileVersion = version }
+            do {
+                try insert.execute(arguments: [studentID, version, e.kind.rawValue, e.clientID, e.requestDigest, e.payload,
+                                               e.response, e.createdAt])
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                // A client id already taken: roll the whole append back.
+                throw ConflictSignal()
+            }
+        }
+        try db.cachedStatement(sql: "UPDATE students SET version = ?, updated_at = ? WHERE student_id = ?")
+            .execute(arguments: [version, now, studentID])
+        if let profile = update.profile {
+            try db.cachedStatement(sql: "UPDATE students SET profile = ?, profile_version = ? WHERE student_id = ?")
+                .execute(arguments: [profile, profileVersion ?? version, studentID])
+        }
+        if let snapshot = update.snapshot {
+            try db.cachedStatement(sql: "UPDATE students SET snapshot = ?, snapshot_version = ? WHERE student_id = ?")
+                .execute(arguments: [snapshot, version, studentID])
+        }
+        return .appended(version: version)
     }
 
     private struct ConflictSignal: Error {}
@@ -218,5 +256,73 @@ public final class SQLiteStore: StudentStore {
         StoredEvent(seq: row["seq"], kind: EventKind(rawValue: row["kind"]), clientID: row["client_id"],
                     requestDigest: row["request_digest"], payload: row["payload"], response: row["response"],
                     createdAt: row["created_at"])
+    }
+}
+
+/// An append waiting for the next group commit.
+struct PendingAppend: Sendable {
+    var events: [StoredEvent]
+    var studentID: String
+    var expectedVersion: Int
+    var update: StudentUpdate
+}
+
+/// Group commit: callers submit work and wait; one drain task at a time takes everything
+/// waiting (up to `maxBatch`) and runs it in one call of `run`, which answers each item.
+/// While a batch runs, new submissions queue for the next one, so the batch size follows
+/// the load: one item when idle, many when busy, never a timer's wait.
+final class GroupCommit<Item: Sendable, Outcome: Sendable>: Sendable {
+    private struct Waiting: Sendable {
+        var item: Item
+        var continuation: CheckedContinuation<Outcome, Never>
+    }
+
+    private struct State: Sendable {
+        var queue: [Waiting] = []
+        var draining = false
+    }
+
+    private let state = Mutex(State())
+    private let maxBatch: Int
+    private let run: @Sendable ([Item]) async -> [Outcome]
+
+    /// - Parameters:
+    ///   - maxBatch: The most items in one call of `run`.
+    ///   - run: Runs a batch; returns one outcome per item, in order.
+    init(maxBatch: Int, run: @escaping @Sendable ([Item]) async -> [Outcome]) {
+        precondition(maxBatch >= 1)
+        self.maxBatch = maxBatch
+        self.run = run
+    }
+
+    /// Queues `item` and waits for its outcome.
+    func submit(_ item: Item) async -> Outcome {
+        await withCheckedContinuation { continuation in
+            let start = state.withLock { state -> Bool in
+                state.queue.append(Waiting(item: item, continuation: continuation))
+                guard !state.draining else { return false }
+                state.draining = true
+                return true
+            }
+            if start { Task { await self.drain() } }
+        }
+    }
+
+    private func drain() async {
+        while true {
+            let batch = state.withLock { state -> [Waiting] in
+                guard !state.queue.isEmpty else {
+                    state.draining = false
+                    return []
+                }
+                let batch = Array(state.queue.prefix(maxBatch))
+                state.queue.removeFirst(batch.count)
+                return batch
+            }
+            guard !batch.isEmpty else { return }
+            let outcomes = await run(batch.map(\.item))
+            precondition(outcomes.count == batch.count, "a batch must answer every item")
+            for (waiting, outcome) in zip(batch, outcomes) { waiting.continuation.resume(returning: outcome) }
+        }
     }
 }

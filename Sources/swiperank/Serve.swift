@@ -42,8 +42,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Live sessions cached in memory (env SWIPERANK_CACHE_SESSIONS; default 2000).")
     var cacheSessions: Int?
 
-    @Option(help: "Store a session snapshot with every Nth event of a student at least (env SWIPERANK_SNAPSHOT_INTERVAL; default 32; long histories snapshot less often).")
+    @Option(help: "The fewest events of a student between two stored snapshots (env SWIPERANK_SNAPSHOT_INTERVAL; default 32).")
     var snapshotInterval: Int?
+
+    @Option(help: "Long histories snapshot after this fraction of their events, when more than the interval (env SWIPERANK_SNAPSHOT_SPACING; default 0.125; 0 = every interval).")
+    var snapshotSpacing: Double?
 
     @Option(help: "trace, debug, info, notice, warning, error (env SWIPERANK_LOG_LEVEL; default info).")
     var logLevel: String?
@@ -62,6 +65,12 @@ struct Serve: AsyncParsableCommand {
         config.service.snapshotInterval = try snapshotInterval ?? Self.int(env["SWIPERANK_SNAPSHOT_INTERVAL"], "SWIPERANK_SNAPSHOT_INTERVAL")
             ?? config.service.snapshotInterval
         guard config.service.snapshotInterval >= 1 else { throw ValidationError("--snapshot-interval must be at least 1") }
+        if let raw = snapshotSpacing.map({ "\($0)" }) ?? env["SWIPERANK_SNAPSHOT_SPACING"] {
+            guard let value = Double(raw), value.isFinite, (0...1).contains(value) else {
+                throw ValidationError("--snapshot-spacing must be a number in 0…1, got \(raw)")
+            }
+            config.service.snapshotSpacing = value
+        }
         if let path = jwtPublicKey ?? env["SWIPERANK_JWT_PUBLIC_KEY"] {
             let pem = try String(decoding: readInput(path, what: "JWT public key"), as: UTF8.self)
             config.auth = AuthConfiguration(hmacSecret: env["SWIPERANK_JWT_SECRET"], publicKeyPEM: pem)

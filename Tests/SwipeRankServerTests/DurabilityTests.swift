@@ -15,8 +15,8 @@ import Testing
         return (dir.appendingPathComponent("db.sqlite").path, dir)
     }
 
-    @Test("HTTP session = engine session; a restarted server serves the very next cards", arguments: [(UInt64(1), 4), (UInt64(2), 1_000)])
-    func restartMatchesReference(seed: UInt64, snapshotInterval: Int) async throws {
+    @Test("HTTP session = engine session; a restarted server serves the very next cards", arguments: [(UInt64(1), 4, 0.125), (UInt64(2), 1_000, 0.125), (UInt64(3), 2, 0.5)])
+    func restartMatchesReference(seed: UInt64, snapshotInterval: Int, snapshotSpacing: Double) async throws {
         let (path, dir) = try Self.tempDatabase()
         defer { try? FileManager.default.removeItem(at: dir) }
         let student = "ref-\(seed)"
@@ -25,7 +25,10 @@ import Testing
         let service = StudentService(engine: Fixtures.engine, store: MemoryStore(), options: ServiceOptions(), logger: .init(label: "t"))
         let box = ReferenceBox(session: try Fixtures.engine.session(studentID: student, profile: profile, seed: service.seed(student, 1)),
                                rng: SplitMix64(seed: seed))
-        let harness = Harness(store: try SQLiteStore(path: path), configure: { $0.service.snapshotInterval = snapshotInterval })
+        let harness = Harness(store: try SQLiteStore(path: path), configure: {
+            $0.service.snapshotInterval = snapshotInterval
+            $0.service.snapshotSpacing = snapshotSpacing
+        })
         try await harness.run { c in
             try await c.createStudent(student)
             for round in 0..<6 {
@@ -54,6 +57,34 @@ import Testing
         try await Harness(store: try SQLiteStore(path: path)).run { c in
             let next = try await c.deck(student, count: 7)
             #expect(next == expectedNext)
+        }
+    }
+
+    @Test("snapshot policy: gaps follow max(interval, spacing × version); snapshot bytes per event stay bounded",
+          arguments: [(32, 0.125), (4, 0.5), (10, 0.0)])
+    func snapshotPolicy(interval: Int, spacing: Double) {
+        var options = ServiceOptions()
+        options.snapshotInterval = interval
+        options.snapshotSpacing = spacing
+        var last = 0
+        var written = 0  // sum of snapshot sizes, in events of history (a snapshot holds all of it)
+        var count = 0
+        let total = 100_000
+        for version in 1...total where options.snapshotDue(version: version, lastSnapshot: last) {
+            // Never earlier than the rule allows, never later: the gap is exactly the rule's.
+            #expect(version - last == max(interval, Int((spacing * Double(version)).rounded(.up))), "snapshot at \(version) after \(last)")
+            written += version
+            count += 1
+            last = version
+        }
+        #expect(total - last < max(interval, Int((spacing * Double(total)).rounded(.up))))
+        if spacing > 0 {
+            // Geometric spacing: the bytes written per event are bounded by (1 + s) / s history
+            // sizes, and the count grows with log(total), not with total.
+            #expect(Double(written) <= (1 + spacing) / spacing * Double(total) + Double(interval * interval))
+            #expect(count < interval + Int(log(Double(total)) / log(1 + spacing)) + 2)
+        } else {
+            #expect(count == total / interval)
         }
     }
 

@@ -133,6 +133,52 @@ import Testing
         }
     }
 
+    @Test("concurrent appends: per student and round exactly one of the racing writers wins; losers write nothing", arguments: Kind.allCases)
+    func concurrentAppends(kind: Kind) async throws {
+        // Racing writers land in the same group commit (SQLite), each in its own savepoint: a
+        // loser's events must not leak into the log beside the winner's.
+        let (store, dir) = try Self.make(kind)
+        defer { dir.map { try? FileManager.default.removeItem(at: $0) } }
+        let students = (0..<8).map { "s\($0)" }
+        for id in students {
+            _ = try await store.append([Self.event(.profile, "p-\(id)"), Self.event(.swipe, "taken", client: "taken")], to: id,
+                                       expectedVersion: 0, update: StudentUpdate(profile: Data("p".utf8)))
+        }
+        var winners: [String: [String]] = [:]
+        for round in 0..<12 {
+            let outcomes = try await withThrowingTaskGroup(of: (String, String, AppendOutcome).self) { group in
+                for id in students {
+                    for writer in 0..<4 {
+                        // Writer 3 reuses a taken client id: always a conflict.
+                        let client = writer == 3 ? "taken" : "w\(writer)-r\(round)"
+                        let text = "\(id)-r\(round)-w\(writer)"
+                        group.addTask {
+                            (id, text, try await store.append([Self.event(.swipe, text, client: client), Self.event(.served, text + "-deck")],
+                                                              to: id, expectedVersion: 2 + 2 * round, update: StudentUpdate()))
+                        }
+                    }
+                }
+                var all: [(String, String, AppendOutcome)] = []
+                for try await outcome in group { all.append(outcome) }
+                return all
+            }
+            for id in students {
+                let mine = outcomes.filter { $0.0 == id }
+                let won = mine.filter { $0.2 != .conflict }
+                #expect(won.count == 1, "round \(round), \(id): \(mine.map(\.2))")
+                #expect(won.first?.2 == .appended(version: 4 + 2 * round))
+                #expect(!(won.first?.1.hasSuffix("w3") ?? false), "a taken client id won")
+                if let text = won.first?.1 { winners[id, default: []].append(text) }
+            }
+        }
+        for id in students {
+            let events = try await store.events(of: id, after: 2, kinds: nil, limit: 1_000)
+            let expected = (winners[id] ?? []).flatMap { [$0, $0 + "-deck"] }
+            #expect(events.map { String(decoding: $0.payload, as: UTF8.self) } == expected)
+            #expect(events.map(\.seq) == Array(3...(2 + expected.count)))
+        }
+    }
+
     @Test("SQLite: committed appends survive reopening the file")
     func reopen() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-reopen-\(UUID().uuidString)")

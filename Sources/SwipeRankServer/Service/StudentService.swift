@@ -8,9 +8,15 @@ import SwipeRankStore
 public struct ServiceOptions: Sendable {
     /// Live sessions kept in memory (about 50 KiB each after 20 swipes on the college catalog).
     public var cacheCapacity = 2_000
-    /// A snapshot is stored with the event that brings this many events since the last one
-    /// (fewer served decks to replay on a cache miss).
+    /// The fewest events between two stored snapshots (fewer served decks to replay on a
+    /// cache miss). See `snapshotSpacing` for long histories.
     public var snapshotInterval = 32
+    /// A snapshot holds the whole history (every served card), so its cost grows with it: the
+    /// next one is due after `max(snapshotInterval, snapshotSpacing × events so far)` events.
+    /// That keeps the snapshot bytes written per event bounded (about `(1 + s) / s` history
+    /// sizes over the whole history, for spacing s) while a rebuild replays at most that
+    /// fraction of the history after restoring. 0 snapshots every `snapshotInterval` events.
+    public var snapshotSpacing = 0.125
     /// How many swipes a saved school counts as (a strong like).
     public var saveWeight = 2.0
     /// Default and largest `count` of `/student/recommendations`.
@@ -28,6 +34,18 @@ public struct ServiceOptions: Sendable {
     /// Check a cached session's version against the store before using it: needed when
     /// several instances share one database, useless (one extra read) with one instance.
     public var verifyCachedVersion = false
+    /// Whether the append that brings a student to `version` should store a snapshot, the last
+    /// one having been stored at `lastSnapshot`: once `max(snapshotInterval, snapshotSpacing ×
+    /// version)` events have passed since.
+    ///
+    /// - Parameters:
+    ///   - version: The student's version after the append.
+    ///   - lastSnapshot: The version of the stored snapshot (0: none).
+    public func snapshotDue(version: Int, lastSnapshot: Int) -> Bool {
+        let spacing = max(Double(snapshotInterval), (snapshotSpacing * Double(version)).rounded(.up))
+        return Double(version - lastSnapshot) >= spacing
+    }
+
     /// Milliseconds since 1970 (tests pass a fixed clock).
     public var clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
@@ -86,7 +104,8 @@ final class StudentService<M: ServableMatcher>: Sendable {
                 }
                 precondition(outcome.update.profile == nil, "profile changes go through setProfile, which rebuilds the session")
                 var update = outcome.update
-                if update.snapshot == nil, live.record.version + outcome.events.count - live.record.snapshotVersion >= options.snapshotInterval {
+                if update.snapshot == nil, options.snapshotDue(version: live.record.version + outcome.events.count,
+                                                               lastSnapshot: live.record.snapshotVersion) {
                     update.snapshot = try? live.session.snapshot().jsonData()
                 }
                 switch try await store.append(outcome.events, to: studentID, expectedVersion: live.record.version, update: update) {
