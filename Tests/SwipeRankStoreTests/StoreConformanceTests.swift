@@ -152,9 +152,11 @@ import Testing
                         // Writer 3 reuses a taken client id: always a conflict.
                         let client = writer == 3 ? "taken" : "w\(writer)-r\(round)"
                         let text = "\(id)-r\(round)-w\(writer)"
+                        // The taken id comes second, after an insert that must be rolled back.
+                        let events = writer == 3 ? [Self.event(.served, text + "-deck"), Self.event(.swipe, text, client: client)]
+                            : [Self.event(.swipe, text, client: client), Self.event(.served, text + "-deck")]
                         group.addTask {
-                            (id, text, try await store.append([Self.event(.swipe, text, client: client), Self.event(.served, text + "-deck")],
-                                                              to: id, expectedVersion: 2 + 2 * round, update: StudentUpdate()))
+                            (id, text, try await store.append(events, to: id, expectedVersion: 2 + 2 * round, update: StudentUpdate()))
                         }
                     }
                 }
