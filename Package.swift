@@ -100,7 +100,7 @@ let package = Package(
         .testTarget(name: "SwipeRankTests", dependencies: ["SwipeRank"]),
         .testTarget(name: "SwipeRankEvaluationTests", dependencies: ["SwipeRankEvaluation"]),
         .testTarget(name: "SwipeRankCLITests", dependencies: ["swiperank"]),
-        .testTarget(name: "SwipeRankStoreTests", dependencies: ["SwipeRankStore"]),
+        .testTarget(name: "SwipeRankStoreTests", dependencies: ["SwipeRankStore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "SwipeRankServerTests",
             dependencies: [

@@ -76,6 +76,21 @@ public final class SQLiteStore: StudentStore {
                 CREATE UNIQUE INDEX events_by_client_id ON events(student_id, kind, client_id) WHERE client_id IS NOT NULL;
                 """)
         }
+        // SQLite rewrites a whole row on UPDATE, overflow pages included: with the snapshot in
+        // the student's row every append (which bumps the version) copied the snapshot again.
+        migrator.registerMigration("v2: snapshots in their own table") { db in
+            try db.execute(sql: """
+                CREATE TABLE snapshots (
+                    student_id TEXT PRIMARY KEY NOT NULL REFERENCES students(student_id) ON DELETE CASCADE,
+                    version INTEGER NOT NULL,
+                    data BLOB NOT NULL
+                );
+                INSERT INTO snapshots (student_id, version, data)
+                    SELECT student_id, snapshot_version, snapshot FROM students WHERE snapshot IS NOT NULL;
+                ALTER TABLE students DROP COLUMN snapshot;
+                ALTER TABLE students DROP COLUMN snapshot_version;
+                """)
+        }
         return migrator
     }
 
@@ -84,12 +99,17 @@ public final class SQLiteStore: StudentStore {
     /// - Parameter studentID: The student.
     public func student(_ studentID: String) async throws(StoreError) -> StudentRecord? {
         try await read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM students WHERE student_id = ?", arguments: [studentID]) else {
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT s.student_id, s.profile, s.version, s.profile_version, s.created_at, s.updated_at,
+                       n.data AS snapshot, n.version AS snapshot_version
+                FROM students s LEFT JOIN snapshots n ON n.student_id = s.student_id
+                WHERE s.student_id = ?
+                """), arguments: [studentID]) else {
                 return nil
             }
             return StudentRecord(studentID: row["student_id"], profile: row["profile"], version: row["version"],
                                  profileVersion: row["profile_version"], snapshot: row["snapshot"],
-                                 snapshotVersion: row["snapshot_version"], createdAt: row["created_at"],
+                                 snapshotVersion: row["snapshot_version"] ?? 0, createdAt: row["created_at"],
                                  updatedAt: row["updated_at"])
         }
     }
@@ -124,7 +144,7 @@ public final class SQLiteStore: StudentStore {
     ///   - clientID: The client id.
     public func event(of studentID: String, kind: EventKind, clientID: String) async throws(StoreError) -> StoredEvent? {
         try await read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM events WHERE student_id = ? AND kind = ? AND client_id = ?",
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM events WHERE student_id = ? AND kind = ? AND client_id = ?"),
                              arguments: [studentID, kind.rawValue, clientID]).map(Self.event(row:))
         }
     }
@@ -216,8 +236,10 @@ public final class SQLiteStore: StudentStore {
                 .execute(arguments: [profile, profileVersion ?? version, studentID])
         }
         if let snapshot = update.snapshot {
-            try db.cachedStatement(sql: "UPDATE students SET snapshot = ?, snapshot_version = ? WHERE student_id = ?")
-                .execute(arguments: [snapshot, version, studentID])
+            try db.cachedStatement(sql: """
+                INSERT INTO snapshots (student_id, version, data) VALUES (?, ?, ?)
+                ON CONFLICT (student_id) DO UPDATE SET version = excluded.version, data = excluded.data
+                """).execute(arguments: [studentID, version, snapshot])
         }
         return .appended(version: version)
     }
@@ -231,6 +253,7 @@ public final class SQLiteStore: StudentStore {
         do {
             return try await pool.write { db in
                 try db.execute(sql: "DELETE FROM events WHERE student_id = ?", arguments: [studentID])
+                try db.execute(sql: "DELETE FROM snapshots WHERE student_id = ?", arguments: [studentID])
                 try db.execute(sql: "DELETE FROM students WHERE student_id = ?", arguments: [studentID])
                 return db.changesCount > 0
             }

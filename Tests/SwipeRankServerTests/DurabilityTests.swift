@@ -60,31 +60,40 @@ import Testing
         }
     }
 
-    @Test("snapshot policy: gaps follow max(interval, spacing × version); snapshot bytes per event stay bounded",
+    @Test("snapshot policy: due after the interval once the history grew by the spacing fraction; bounded work and replay",
           arguments: [(32, 0.125), (4, 0.5), (10, 0.0)])
     func snapshotPolicy(interval: Int, spacing: Double) {
         var options = ServiceOptions()
         options.snapshotInterval = interval
         options.snapshotSpacing = spacing
-        var last = 0
-        var written = 0  // sum of snapshot sizes, in events of history (a snapshot holds all of it)
-        var count = 0
-        let total = 100_000
-        for version in 1...total where options.snapshotDue(version: version, lastSnapshot: last) {
-            // Never earlier than the rule allows, never later: the gap is exactly the rule's.
-            #expect(version - last == max(interval, Int((spacing * Double(version)).rounded(.up))), "snapshot at \(version) after \(last)")
-            written += version
-            count += 1
-            last = version
+        // A seeded history: decks of 10 cards, preloads of 200, swipes (each adds one entry).
+        var rng = SplitMix64(seed: 7)
+        var history = 0, atLast = 0, since = 0, written = 0, count = 0, events = 0
+        for _ in 0..<50_000 {
+            let r = rng.next() % 100
+            history += r < 2 ? 200 : r < 20 ? 10 : 1
+            events += 1
+            since += 1
+            let grown = Double(history - atLast) >= spacing * Double(history)
+            let due = options.snapshotDue(eventsSince: since, historySize: history, historyAtLast: atLast)
+            #expect(due == (since >= interval && grown))
+            // Replay after a restore stays short: never more events than the interval plus the
+            // spacing's share of the history (each event adds at least one entry).
+            #expect(since <= interval + Int((spacing * Double(history)).rounded(.up)))
+            if due {
+                written += history
+                count += 1
+                atLast = history
+                since = 0
+            }
         }
-        #expect(total - last < max(interval, Int((spacing * Double(total)).rounded(.up))))
         if spacing > 0 {
-            // Geometric spacing: the bytes written per event are bounded by (1 + s) / s history
-            // sizes, and the count grows with log(total), not with total.
-            #expect(Double(written) <= (1 + spacing) / spacing * Double(total) + Double(interval * interval))
-            #expect(count < interval + Int(log(Double(total)) / log(1 + spacing)) + 2)
+            // A snapshot of history H comes after the history grew by ≥ spacing × H, so all
+            // snapshots together hold at most history / spacing entries.
+            #expect(Double(written) <= Double(history) / spacing)
+            #expect(count > 10)
         } else {
-            #expect(count == total / interval)
+            #expect(count == events / interval)
         }
     }
 

@@ -11,11 +11,12 @@ public struct ServiceOptions: Sendable {
     /// The fewest events between two stored snapshots (fewer served decks to replay on a
     /// cache miss). See `snapshotSpacing` for long histories.
     public var snapshotInterval = 32
-    /// A snapshot holds the whole history (every served card), so its cost grows with it: the
-    /// next one is due after `max(snapshotInterval, snapshotSpacing × events so far)` events.
-    /// That keeps the snapshot bytes written per event bounded (about `(1 + s) / s` history
-    /// sizes over the whole history, for spacing s) while a rebuild replays at most that
-    /// fraction of the history after restoring. 0 snapshots every `snapshotInterval` events.
+    /// A snapshot holds the whole history (every served card and every swipe), so its cost
+    /// grows with it: the next one is due only once the history has grown by this fraction
+    /// since the last (and `snapshotInterval` events have passed). Snapshot work is then at
+    /// most `1 / snapshotSpacing` entries per history entry however long the history, and a
+    /// rebuild replays at most that fraction of the history after restoring. 0: every
+    /// `snapshotInterval` events.
     public var snapshotSpacing = 0.125
     /// How many swipes a saved school counts as (a strong like).
     public var saveWeight = 2.0
@@ -34,16 +35,15 @@ public struct ServiceOptions: Sendable {
     /// Check a cached session's version against the store before using it: needed when
     /// several instances share one database, useless (one extra read) with one instance.
     public var verifyCachedVersion = false
-    /// Whether the append that brings a student to `version` should store a snapshot, the last
-    /// one having been stored at `lastSnapshot`: once `max(snapshotInterval, snapshotSpacing ×
-    /// version)` events have passed since.
+    /// Whether an append should store a snapshot: once `snapshotInterval` events have passed
+    /// since the last one and the history has grown by `snapshotSpacing × historySize`.
     ///
     /// - Parameters:
-    ///   - version: The student's version after the append.
-    ///   - lastSnapshot: The version of the stored snapshot (0: none).
-    public func snapshotDue(version: Int, lastSnapshot: Int) -> Bool {
-        let spacing = max(Double(snapshotInterval), (snapshotSpacing * Double(version)).rounded(.up))
-        return Double(version - lastSnapshot) >= spacing
+    ///   - eventsSince: Events since the stored snapshot, this append's included.
+    ///   - historySize: What a snapshot would hold now: served cards plus swipes.
+    ///   - historyAtLast: The same count when the stored snapshot was taken (0: none).
+    public func snapshotDue(eventsSince: Int, historySize: Int, historyAtLast: Int) -> Bool {
+        eventsSince >= snapshotInterval && Double(historySize - historyAtLast) >= snapshotSpacing * Double(historySize)
     }
 
     /// Milliseconds since 1970 (tests pass a fixed clock).
@@ -57,6 +57,12 @@ public struct ServiceOptions: Sendable {
 struct LiveStudent<M: Matcher>: Sendable {
     var session: SwipeSession<M>
     var record: StudentRecord
+    /// Served cards plus swipes when the stored snapshot was taken (the snapshot policy's
+    /// measure of history; 0 without a snapshot).
+    var snapshotHistory: Int
+
+    /// What a snapshot of the session holds: served cards plus swipes.
+    var history: Int { session.served.count + session.totalSwipes }
 }
 
 /// The logic behind every `/student` route: loads a student's session (from the cache, else
@@ -104,15 +110,19 @@ final class StudentService<M: ServableMatcher>: Sendable {
                 }
                 precondition(outcome.update.profile == nil, "profile changes go through setProfile, which rebuilds the session")
                 var update = outcome.update
-                if update.snapshot == nil, options.snapshotDue(version: live.record.version + outcome.events.count,
-                                                               lastSnapshot: live.record.snapshotVersion) {
+                if update.snapshot == nil,
+                   options.snapshotDue(eventsSince: live.record.version + outcome.events.count - live.record.snapshotVersion,
+                                       historySize: live.history, historyAtLast: live.snapshotHistory) {
                     update.snapshot = try? live.session.snapshot().jsonData()
                 }
                 switch try await store.append(outcome.events, to: studentID, expectedVersion: live.record.version, update: update) {
                 case let .appended(version):
                     live.record.version = version
                     live.record.updatedAt = outcome.events[outcome.events.count - 1].createdAt
-                    if update.snapshot != nil { live.record.snapshotVersion = version }
+                    if update.snapshot != nil {
+                        live.record.snapshotVersion = version
+                        live.snapshotHistory = live.history
+                    }
                     cache.put(studentID, live)
                     return outcome.result
                 case .conflict:
@@ -156,7 +166,8 @@ final class StudentService<M: ServableMatcher>: Sendable {
                                                profileVersion: newVersion, snapshot: snapshot,
                                                snapshotVersion: snapshot == nil ? existing?.snapshotVersion ?? 0 : newVersion,
                                                createdAt: existing?.createdAt ?? now, updatedAt: now)
-                    cache.put(studentID, LiveStudent(session: session, record: record))
+                    cache.put(studentID, LiveStudent(session: session, record: record,
+                                                     snapshotHistory: snapshot == nil ? 0 : session.served.count + session.totalSwipes))
                     return (record, existing == nil)
                 case .conflict:
                     cache.remove(studentID)
@@ -201,11 +212,13 @@ final class StudentService<M: ServableMatcher>: Sendable {
         let id = record.studentID
         var session: SwipeSession<M>
         let from: Int
+        var snapshotHistory = 0
         do {
             if let data = record.snapshot, record.snapshotVersion >= record.profileVersion {
                 let snapshot = try SessionSnapshot<M.Profile>.decode(json: data, source: "stored snapshot")
                 session = try engine.restore(snapshot)
                 from = record.snapshotVersion
+                snapshotHistory = session.served.count + session.totalSwipes
             } else {
                 let profile = try M.decodeProfile(json: record.profile, source: "stored profile")
                 session = try engine.session(studentID: id, profile: profile, seed: seed(id, record.profileVersion))
@@ -226,7 +239,7 @@ final class StudentService<M: ServableMatcher>: Sendable {
                 throw APIError.server
             }
         }
-        return LiveStudent(session: session, record: record)
+        return LiveStudent(session: session, record: record, snapshotHistory: snapshotHistory)
     }
 
     func allEvents(_ studentID: String, after: Int, through: Int, kinds: Set<EventKind>?) async throws -> [StoredEvent] {
