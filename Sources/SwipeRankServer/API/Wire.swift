@@ -7,6 +7,18 @@ import SwipeRank
 /// column for malformed JSON, duplicate keys, depth), then a decoder that rejects unknown keys.
 enum WireJSON {
     static func encode<T: Encodable>(_ value: T) throws -> Data {
+        if let writable = value as? any JSONWritable {
+            // The hot responses: the same bytes as below, written directly.
+            var writer = JSONWriter()
+            try writable.write(to: &writer)
+            return Data(writer.bytes)
+        }
+        return try foundationEncode(value)
+    }
+
+    /// `JSONEncoder` with the wire options: every type without a `JSONWritable` form, and the
+    /// reference the writers are tested against.
+    static func foundationEncode<T: Encodable>(_ value: T) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(value)
@@ -259,7 +271,8 @@ struct CompressedCard: Encodable {
         let city = card.school.attributes["city"]?.text
         let state = card.school.attributes["state"]?.text
         l = [city, state].compactMap { $0 }.joined(separator: ", ").nilIfEmpty
-        m = Int((card.matchScore * 100).rounded())
+        // Scores are in 0…1; clamped so no value can trap the conversion.
+        m = card.matchScore.isFinite ? Int((min(max(card.matchScore, 0), 1) * 100).rounded()) : 0
         img = card.school.attributes["image_url"]?.text
         p = position
         q = card.isProbe

@@ -1,0 +1,115 @@
+import Foundation
+import SwipeRank
+@testable import SwipeRankServer
+import SwipeRankNumerics
+import Testing
+
+/// The hand-written JSON of the hot responses against the reference, Foundation's
+/// `JSONEncoder` with the same options, on seeded random values: byte for byte.
+@Suite struct JSONWriterTests {
+    /// Random strings that reach every escape: quotes, backslashes, slashes, every control
+    /// character, DEL, non-ASCII, line separators, emoji, combining marks.
+    struct Values {
+        var rng: SplitMix64
+        static let pieces = ["a", "Z", "0", " ", "\"", "\\", "/", "\u{7f}", "é", "e\u{301}", "😀", "\u{2028}", "_", "-", "Ä"]
+            + (0..<32).map { String(UnicodeScalar(UInt8($0))) }
+
+        mutating func int(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
+        mutating func bool() -> Bool { rng.next() % 2 == 0 }
+
+        mutating func string(max: Int = 12) -> String {
+            (0..<int(max + 1)).map { _ in Self.pieces[int(Self.pieces.count)] }.joined()
+        }
+
+        mutating func key() -> String {
+            // Keys that sort differently by bytes, by case and numerically.
+            ["a", "a10", "a9", "B", "_x", "Z1", "é", "id", "name", "city", "state", "image_url", string(max: 4)][int(13)]
+        }
+
+        mutating func double() -> Double {
+            switch int(6) {
+            case 0:
+                let d = Double(bitPattern: rng.next())
+                return d.isFinite ? d : 0.5
+            case 1: return Double(int(2_000_001)) - 1_000_000
+            case 2: return (Double(int(10_001)) / 10_000)
+            case 3: return [0, -0.0, 1, 1e15, 1e16, 1e21, 1e-7, 5e-324, 1.7976931348623157e308][int(9)]
+            case 4: return Double(rng.next() >> 11) * 0x1p-53 * pow(10, Double(int(40)) - 20)
+            default: return -Double(int(1_000)) / 7
+            }
+        }
+
+        mutating func summary() -> ItemSummary {
+            var attributes: [String: ItemSummary.Value] = [:]
+            for _ in 0..<int(8) {
+                attributes[key()] = [ItemSummary.Value.text(string()), .number(double()), .missing][int(3)]
+            }
+            return ItemSummary(id: string(), name: string(), attributes: attributes)
+        }
+
+        mutating func learningState() -> LearningState {
+            var weights: [String: Double] = [:]
+            for _ in 0..<int(12) { weights[key()] = double() }
+            return LearningState(phase: LearningPhase.allCases[int(3)], progress: double(), preferenceWeights: weights)
+        }
+
+        mutating func recommendation() -> Recommendation {
+            Recommendation(school: summary(), matchScore: double(), grade: Grade.allCases[int(Grade.allCases.count)],
+                           explanations: (0..<int(4)).map { _ in string() }, isProbe: bool(),
+                           matchedMajors: (0..<int(3)).map { _ in string() }, distance: bool() ? double() : nil)
+        }
+
+        mutating func deck() -> DeckResponse {
+            let cards = (0..<int(6)).map { _ in (recommendation(), bool() ? int(10_000) : nil) }
+            return DeckResponse(deckID: bool() ? string() : nil,
+                                recommendations: CardList(cards, fields: bool() ? .full : .minimal, compressed: int(3) == 0),
+                                learningState: learningState(), totalSwipes: int(1_000), preload: bool())
+        }
+
+        mutating func feedback() throws -> FeedbackPrompt? {
+            guard bool() else { return nil }
+            let options = FeedbackOption.allCases.filter { _ in bool() }.map { #""\#($0.rawValue)""# }.joined(separator: ",")
+            let json = #"{"card_id":\#(String(decoding: try WireJSON.foundationEncode(string()), as: UTF8.self)),"reason":"\#(bool() ? "probe" : "pattern_break")","options":[\#(options)]}"#
+            return try JSONDecoder().decode(FeedbackPrompt.self, from: Data(json.utf8))
+        }
+
+        mutating func served() -> ServedPayload {
+            ServedPayload(count: int(50), preload: bool(), cards: (0..<int(5)).map { _ in
+                .init(cardID: string(), position: int(5_000), band: bool() ? string() : nil, isProbe: bool(),
+                      propensity: double(), predictedMatch: double())
+            })
+        }
+    }
+
+    static func same<T: Encodable>(_ value: T, _ what: String, _ i: Int) throws {
+        let fast = try WireJSON.encode(value)
+        let reference = try WireJSON.foundationEncode(value)
+        #expect(fast == reference, "\(what) #\(i):\n  writer    \(String(decoding: fast, as: UTF8.self))\n  reference \(String(decoding: reference, as: UTF8.self))")
+    }
+
+    @Test("every writer equals JSONEncoder byte for byte on 400 seeded random values each")
+    func matchesFoundation() throws {
+        var v = Values(rng: SplitMix64(seed: 2026))
+        for i in 0..<400 {
+            try Self.same(v.deck(), "deck", i)
+            try Self.same(v.learningState(), "learning state", i)
+            try Self.same(SwipeResponse(swipeID: v.string(), outcome: v.bool() ? "recorded" : "duplicate",
+                                        learningState: v.learningState(), totalSwipes: v.int(100), feedback: try v.feedback()), "swipe", i)
+            try Self.same(SwipeRequest(swipeID: v.string(), schoolID: v.string(), action: v.bool() ? .like : .dislike,
+                                       timestamp: Int64(v.rng.next() % UInt64(SwipeRequest.maxTimestamp + 1))), "swipe request", i)
+            try Self.same(v.served(), "served payload", i)
+            try Self.same(LearningStateResponse(learningState: v.learningState(), totalSwipes: v.int(99), servedCards: v.int(999),
+                                                unseenCards: v.int(9_999)), "learning state response", i)
+            try Self.same(v.summary(), "summary", i)
+        }
+    }
+
+    @Test("a number JSON cannot carry is an error in the writer too")
+    func nonFinite() {
+        for bad in [Double.nan, .infinity, -.infinity] {
+            let state = LearningState(phase: .stable, progress: bad, preferenceWeights: [:])
+            #expect(throws: EncodingError.self) { try WireJSON.foundationEncode(state) }
+            #expect(throws: EncodingError.self) { try WireJSON.encode(state) }
+        }
+    }
+}
