@@ -20,6 +20,8 @@ public struct ServerConfiguration: Sendable {
     public var maxBatchOperations = 20
     /// Service limits.
     public var service = ServiceOptions()
+    /// Group session limits.
+    public var groups = GroupOptions()
 
     /// The defaults.
     public init() {}
@@ -33,7 +35,7 @@ public struct ServerConfiguration: Sendable {
 ///
 /// - Parameters:
 ///   - engine: The engine (its catalog is what the service serves).
-///   - store: Where students live.
+///   - store: Where students and groups live.
 ///   - configuration: Address, auth, limits.
 ///   - logger: The service log.
 ///   - onRunning: Called with the bound port once the server listens (port 0 picks one).
@@ -41,7 +43,7 @@ public struct ServerConfiguration: Sendable {
 /// - Throws: `AuthSetupError` for a bad key or secret, or the development secret on a
 ///   non-loopback address.
 public func buildApplication<M: ServableMatcher>(
-    engine: SwipeEngine<M>, store: any StudentStore, configuration: ServerConfiguration, logger: Logger,
+    engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, logger: Logger,
     onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     if configuration.auth.hmacSecret == AuthConfiguration.developmentSecret && !configuration.isLoopback {
@@ -65,11 +67,12 @@ public func buildApplication<M: ServableMatcher>(
 /// - Returns: The responder and the metrics it records into.
 /// - Throws: `AuthSetupError` for bad keys.
 public func buildResponder<M: ServableMatcher>(
-    engine: SwipeEngine<M>, store: any StudentStore, configuration: ServerConfiguration, logger: Logger
+    engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, logger: Logger
 ) async throws -> (RouterResponder<SwipeRankRequestContext>, ServerMetrics) {
     let keys = try await configuration.auth.keys()
     let metrics = ServerMetrics()
     let service = StudentService(engine: engine, store: store, options: configuration.service, logger: logger)
+    let groups = GroupService(engine: engine, store: store, students: service, options: configuration.groups, logger: logger)
     let buckets = TokenBuckets(capacity: configuration.rateLimitPerHour, period: 3_600)
     let box = ResponderBox()
     let table = RouteTable()
@@ -81,7 +84,10 @@ public func buildResponder<M: ServableMatcher>(
     let student = router.group("student")
         .add(middleware: StudentAuthMiddleware(keys: keys))
         .add(middleware: RateLimitMiddleware(buckets: buckets))
-    StudentController(service: service, metrics: metrics).addRoutes(to: student, table: table)
+    StudentController(service: service, groups: groups, metrics: metrics).addRoutes(to: student, table: table)
+    GroupController(service: groups).addRoutes(
+        to: router.group("groups").add(middleware: StudentAuthMiddleware(keys: keys)).add(middleware: RateLimitMiddleware(buckets: buckets)),
+        table: table)
     BatchController(box: box, maxOperations: configuration.maxBatchOperations).addRoutes(to: student, table: table)
     let responder = router.buildResponder()
     box.responder = responder

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// A `StudentStore` in memory: the reference implementation the conformance suite checks the
+/// A `StudentStore` and `GroupStore` in memory: the reference implementation the conformance suite checks the
 /// others against, and the store of router tests. Nothing survives the process.
 public final class MemoryStore: StudentStore {
     private struct Student {
@@ -11,6 +11,7 @@ public final class MemoryStore: StudentStore {
     }
 
     private let students = Mutex<[String: Student]>([:])
+    let groupTable = MemoryGroups()
 
     /// Creates an empty store.
     public init() {}
@@ -116,4 +117,74 @@ public final class MemoryStore: StudentStore {
 
     /// Always answers.
     public func ping() async throws(StoreError) {}
+}
+
+/// Groups in memory: `MemoryStore` keeps them beside its students.
+final class MemoryGroups: Sendable {
+    let groups = Mutex<[String: GroupRecord]>([:])
+    init() {}
+}
+
+extension MemoryStore: GroupStore {
+    /// See `GroupStore.createGroup(_:)`.
+    ///
+    /// - Parameter group: The group.
+    public func createGroup(_ group: GroupRecord) async throws(StoreError) -> Bool {
+        groupTable.groups.withLock { all in
+            guard all[group.groupID] == nil, !all.values.contains(where: { $0.inviteCode == group.inviteCode }) else { return false }
+            var stored = group
+            stored.version = 1
+            stored.members.sort()
+            all[group.groupID] = stored
+            return true
+        }
+    }
+
+    /// See `GroupStore.group(_:)`.
+    ///
+    /// - Parameter groupID: The id.
+    public func group(_ groupID: String) async throws(StoreError) -> GroupRecord? {
+        groupTable.groups.withLock { $0[groupID] }
+    }
+
+    /// See `GroupStore.group(inviteCode:)`.
+    ///
+    /// - Parameter inviteCode: The code.
+    /// - Complexity: O(groups).
+    public func group(inviteCode: String) async throws(StoreError) -> GroupRecord? {
+        groupTable.groups.withLock { all in all.values.first { $0.inviteCode == inviteCode } }
+    }
+
+    /// See `GroupStore.updateGroup(_:expectedVersion:)`.
+    ///
+    /// - Parameters:
+    ///   - group: The new record.
+    ///   - expectedVersion: The version read.
+    public func updateGroup(_ group: GroupRecord, expectedVersion: Int) async throws(StoreError) -> AppendOutcome {
+        groupTable.groups.withLock { all in
+            guard let current = all[group.groupID], current.version == expectedVersion else { return .conflict }
+            var stored = group
+            stored.version = expectedVersion + 1
+            stored.members.sort()
+            stored.inviteCode = current.inviteCode
+            stored.createdAt = current.createdAt
+            all[group.groupID] = stored
+            return .appended(version: stored.version)
+        }
+    }
+
+    /// See `GroupStore.groups(ofMember:status:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - studentID: The member.
+    ///   - status: A status filter.
+    ///   - limit: At most this many.
+    /// - Complexity: O(groups log groups).
+    public func groups(ofMember studentID: String, status: String?, limit: Int) async throws(StoreError) -> [GroupRecord] {
+        groupTable.groups.withLock { all in
+            Array(all.values.filter { $0.members.contains(studentID) && (status == nil || $0.status == status) }
+                .sorted { $0.createdAt != $1.createdAt ? $0.createdAt > $1.createdAt : $0.groupID > $1.groupID }
+                .prefix(max(0, limit)))
+        }
+    }
 }

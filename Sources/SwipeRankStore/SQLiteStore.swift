@@ -91,6 +91,26 @@ public final class SQLiteStore: StudentStore {
                 ALTER TABLE students DROP COLUMN snapshot_version;
                 """)
         }
+        migrator.registerMigration("v3: group sessions") { db in
+            try db.execute(sql: """
+                CREATE TABLE groups (
+                    group_id TEXT PRIMARY KEY NOT NULL,
+                    invite_code TEXT NOT NULL UNIQUE,
+                    creator_id TEXT NOT NULL,
+                    status TEXT NOT NULL,
+                    state BLOB NOT NULL,
+                    version INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL
+                );
+                CREATE TABLE group_members (
+                    group_id TEXT NOT NULL REFERENCES groups(group_id) ON DELETE CASCADE,
+                    student_id TEXT NOT NULL,
+                    PRIMARY KEY (group_id, student_id)
+                ) WITHOUT ROWID;
+                CREATE INDEX group_members_by_student ON group_members(student_id);
+                """)
+        }
         return migrator
     }
 
@@ -346,6 +366,104 @@ final class GroupCommit<Item: Sendable, Outcome: Sendable>: Sendable {
             let outcomes = await run(batch.map(\.item))
             precondition(outcomes.count == batch.count, "a batch must answer every item")
             for (waiting, outcome) in zip(batch, outcomes) { waiting.continuation.resume(returning: outcome) }
+        }
+    }
+}
+
+extension SQLiteStore: GroupStore {
+    /// See `GroupStore.createGroup(_:)`.
+    ///
+    /// - Parameter group: The group.
+    public func createGroup(_ group: GroupRecord) async throws(StoreError) -> Bool {
+        do {
+            return try await pool.write { db in
+                let taken = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM groups WHERE group_id = ? OR invite_code = ?)",
+                                              arguments: [group.groupID, group.inviteCode]) ?? false
+                guard !taken else { return false }
+                try db.execute(sql: """
+                    INSERT INTO groups (group_id, invite_code, creator_id, status, state, version, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, 1, ?, ?)
+                    """, arguments: [group.groupID, group.inviteCode, group.creatorID, group.status, group.state,
+                                    group.createdAt, group.updatedAt])
+                try Self.setMembers(group, db)
+                return true
+            }
+        } catch {
+            throw StoreError("creating a group failed: \(error)")
+        }
+    }
+
+    /// See `GroupStore.group(_:)`.
+    ///
+    /// - Parameter groupID: The id.
+    public func group(_ groupID: String) async throws(StoreError) -> GroupRecord? {
+        try await read { db in try Self.groups(db, where: "g.group_id = ?", [groupID], limit: 1).first }
+    }
+
+    /// See `GroupStore.group(inviteCode:)`.
+    ///
+    /// - Parameter inviteCode: The code.
+    public func group(inviteCode: String) async throws(StoreError) -> GroupRecord? {
+        try await read { db in try Self.groups(db, where: "g.invite_code = ?", [inviteCode], limit: 1).first }
+    }
+
+    /// See `GroupStore.updateGroup(_:expectedVersion:)`.
+    ///
+    /// - Parameters:
+    ///   - group: The new record.
+    ///   - expectedVersion: The version read.
+    public func updateGroup(_ group: GroupRecord, expectedVersion: Int) async throws(StoreError) -> AppendOutcome {
+        do {
+            return try await pool.write { db in
+                try db.execute(sql: """
+                    UPDATE groups SET status = ?, state = ?, version = version + 1, updated_at = ?
+                    WHERE group_id = ? AND version = ?
+                    """, arguments: [group.status, group.state, group.updatedAt, group.groupID, expectedVersion])
+                guard db.changesCount == 1 else { return .conflict }
+                try Self.setMembers(group, db)
+                return .appended(version: expectedVersion + 1)
+            }
+        } catch {
+            throw StoreError("updating a group failed: \(error)")
+        }
+    }
+
+    /// See `GroupStore.groups(ofMember:status:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - studentID: The member.
+    ///   - status: A status filter.
+    ///   - limit: At most this many.
+    public func groups(ofMember studentID: String, status: String?, limit: Int) async throws(StoreError) -> [GroupRecord] {
+        try await read { db in
+            var condition = "g.group_id IN (SELECT group_id FROM group_members WHERE student_id = ?)"
+            var arguments: [any DatabaseValueConvertible] = [studentID]
+            if let status {
+                condition += " AND g.status = ?"
+                arguments.append(status)
+            }
+            return try Self.groups(db, where: condition, arguments, limit: limit)
+        }
+    }
+
+    private static func setMembers(_ group: GroupRecord, _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM group_members WHERE group_id = ?", arguments: [group.groupID])
+        let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO group_members (group_id, student_id) VALUES (?, ?)")
+        for member in group.members { try insert.execute(arguments: [group.groupID, member]) }
+    }
+
+    private static func groups(_ db: Database, where condition: String, _ arguments: [any DatabaseValueConvertible],
+                               limit: Int) throws -> [GroupRecord] {
+        let rows = try Row.fetchAll(db, sql: """
+            SELECT g.* FROM groups g WHERE \(condition) ORDER BY g.created_at DESC, g.group_id DESC LIMIT ?
+            """, arguments: StatementArguments(arguments + [max(0, limit)]))
+        return try rows.map { row in
+            let id: String = row["group_id"]
+            let members = try String.fetchAll(db, sql: "SELECT student_id FROM group_members WHERE group_id = ? ORDER BY student_id",
+                                              arguments: [id])
+            return GroupRecord(groupID: id, inviteCode: row["invite_code"], creatorID: row["creator_id"], status: row["status"],
+                               members: members, state: row["state"], version: row["version"], createdAt: row["created_at"],
+                               updatedAt: row["updated_at"])
         }
     }
 }

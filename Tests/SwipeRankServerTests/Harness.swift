@@ -45,7 +45,7 @@ struct Reply {
 
 /// Runs router tests against the service over a given store.
 struct Harness {
-    var store: any StudentStore = MemoryStore()
+    var store: any ServiceStore = MemoryStore()
     var configure: @Sendable (inout ServerConfiguration) -> Void = { _ in }
 
     func run(_ test: @escaping @Sendable (Client) async throws -> Void) async throws {

@@ -324,6 +324,18 @@ final class FailingStore: StudentStore {
     func ping() async throws(StoreError) { throw StoreError("disk /var/secret.db gone") }
 }
 
+extension FailingStore: GroupStore {
+    func createGroup(_ group: GroupRecord) async throws(StoreError) -> Bool { throw StoreError("disk /var/secret.db gone") }
+    func group(_ groupID: String) async throws(StoreError) -> GroupRecord? { throw StoreError("disk /var/secret.db gone") }
+    func group(inviteCode: String) async throws(StoreError) -> GroupRecord? { throw StoreError("disk /var/secret.db gone") }
+    func updateGroup(_ group: GroupRecord, expectedVersion: Int) async throws(StoreError) -> AppendOutcome {
+        throw StoreError("disk /var/secret.db gone")
+    }
+    func groups(ofMember studentID: String, status: String?, limit: Int) async throws(StoreError) -> [GroupRecord] {
+        throw StoreError("disk /var/secret.db gone")
+    }
+}
+
 @Suite struct StoreFailureTests {
     @Test("a failing store: 503 not ready, 500 SERVER_ERROR with the request id and nothing internal")
     func failingStore() async throws {

@@ -9,7 +9,7 @@ import Testing
         var testDescription: String { rawValue }
     }
 
-    static func make(_ kind: Kind) throws -> (any StudentStore, URL?) {
+    static func make(_ kind: Kind) throws -> (any ServiceStore, URL?) {
         switch kind {
         case .memory: return (MemoryStore(), nil)
         case .sqlite:

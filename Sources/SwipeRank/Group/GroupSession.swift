@@ -37,6 +37,20 @@ public struct GroupVoteOutcome: Sendable, Hashable, Codable {
     /// Whether this very vote made the match (true exactly once per session).
     public let madeMatch: Bool
 
+    /// Creates an outcome.
+    ///
+    /// - Parameters:
+    ///   - recorded: Whether the vote was recorded.
+    ///   - matchFound: Whether there is a match.
+    ///   - matchedOption: The matched option.
+    ///   - madeMatch: Whether this vote made it.
+    public init(recorded: Bool, matchFound: Bool, matchedOption: String?, madeMatch: Bool) {
+        self.recorded = recorded
+        self.matchFound = matchFound
+        self.matchedOption = matchedOption
+        self.madeMatch = madeMatch
+    }
+
     enum CodingKeys: String, CodingKey {
         case recorded, matchFound = "match_found", matchedOption = "matched_option", madeMatch = "made_match"
     }
@@ -116,7 +130,7 @@ public struct GroupSession: Sendable, Hashable {
     /// The session id.
     public let id: String
     /// The member who created it (the only one who may close it).
-    public let creatorID: String
+    public private(set) var creatorID: String
     /// Likes an option needs to match (2 or more).
     public let quorum: Int
     /// The most members.
@@ -352,30 +366,62 @@ extension GroupSession: Codable {
     /// - Throws: `DecodingError`, or `GroupError` (`corrupt`) when the stored state contradicts itself.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        let members = try c.decode([GroupMember].self, forKey: .members)
-        guard let creator = members.first else { throw GroupError(.corrupt, "a stored session has no members") }
-        var session = try GroupSession(id: c.decode(String.self, forKey: .id), creatorID: c.decode(String.self, forKey: .creatorID),
-                                       quorum: c.decode(Int.self, forKey: .quorum), maxMembers: c.decode(Int.self, forKey: .maxMembers),
-                                       createdAt: c.decode(Int64.self, forKey: .createdAt))
-        guard creator.id == session.creatorID else { throw GroupError(.corrupt, "the creator is not the first member") }
-        session.members = [creator]
-        for member in members.dropFirst() { try session.join(member.id, at: member.joinedAt) }
-        let deck = try c.decode([String].self, forKey: .deck)
-        guard Set(deck).count == deck.count else { throw GroupError(.corrupt, "the stored deck repeats an option") }
-        session.extendDeck(with: deck)
-        for vote in try c.decode([GroupVote].self, forKey: .votes) {
-            let (outcome, replayed) = try session.vote(id: vote.id, member: vote.member, option: vote.option,
-                                                       action: vote.action, at: vote.at)
-            guard !replayed, outcome == vote.outcome else { throw GroupError(.corrupt, "stored vote \(vote.id) does not replay") }
-        }
         let status = try c.decode(GroupStatus.self, forKey: .status)
-        if status == .closed {
-            session.status = .closed
-            session.closedAt = try c.decodeIfPresent(Int64.self, forKey: .closedAt)
-        }
+        let session = try GroupSession.replay(
+            id: c.decode(String.self, forKey: .id), creatorID: c.decode(String.self, forKey: .creatorID),
+            quorum: c.decode(Int.self, forKey: .quorum), maxMembers: c.decode(Int.self, forKey: .maxMembers),
+            createdAt: c.decode(Int64.self, forKey: .createdAt), members: c.decode([GroupMember].self, forKey: .members),
+            deck: c.decode([String].self, forKey: .deck), votes: c.decode([GroupVote].self, forKey: .votes),
+            closedAt: status == .closed ? c.decodeIfPresent(Int64.self, forKey: .closedAt) ?? 0 : nil)
         guard session.status == status, session.matchedOption == (try c.decodeIfPresent(String.self, forKey: .matchedOption)) else {
             throw GroupError(.corrupt, "the stored status does not follow from the votes")
         }
         self = session
+    }
+
+    /// Rebuilds a session from its parts by running the operations again, so derived state is
+    /// exactly what the operations produce. Members join before any vote: a vote can only come
+    /// from a member and joins stop at the match, so the outcomes are the same.
+    static func replay(id: String, creatorID: String, quorum: Int, maxMembers: Int, createdAt: Int64, members: [GroupMember],
+                       deck: [String], votes: [GroupVote], closedAt: Int64?) throws(GroupError) -> GroupSession {
+        var session = try GroupSession(id: id, creatorID: creatorID, quorum: quorum, maxMembers: maxMembers, createdAt: createdAt)
+        guard let creator = members.first, creator.id == creatorID else {
+            throw GroupError(.corrupt, "the creator is not the first member")
+        }
+        session.members = [creator]
+        for member in members.dropFirst() { try session.join(member.id, at: member.joinedAt) }
+        guard Set(deck).count == deck.count else { throw GroupError(.corrupt, "the deck repeats an option") }
+        session.extendDeck(with: deck)
+        for vote in votes {
+            let (outcome, replayed) = try session.vote(id: vote.id, member: vote.member, option: vote.option,
+                                                       action: vote.action, at: vote.at)
+            guard !replayed, outcome == vote.outcome else { throw GroupError(.corrupt, "vote \(vote.id) does not replay") }
+        }
+        if let closedAt {
+            session.status = .closed
+            session.closedAt = closedAt
+        }
+        return session
+    }
+
+    /// The same session with one member's id replaced everywhere — for erasing a student: their
+    /// votes still count for the others, but nothing names them.
+    ///
+    /// - Parameters:
+    ///   - member: The id to replace (a member).
+    ///   - newID: An id no member has.
+    /// - Returns: The renamed session.
+    /// - Throws: `GroupError` (`notMember`, `alreadyJoined` when `newID` is taken, `invalidID`).
+    public func renamingMember(_ member: String, to newID: String) throws(GroupError) -> GroupSession {
+        guard isMember(member) else { throw GroupError(.notMember, "\(member) is not a member") }
+        guard !isMember(newID) else { throw GroupError(.alreadyJoined, "\(newID) is already a member") }
+        try Self.checkID(newID, "member id")
+        func rename(_ id: String) -> String { id == member ? newID : id }
+        return try Self.replay(
+            id: id, creatorID: rename(creatorID), quorum: quorum, maxMembers: maxMembers, createdAt: createdAt,
+            members: members.map { GroupMember(id: rename($0.id), joinedAt: $0.joinedAt) }, deck: deck,
+            votes: votes.map { GroupVote(id: $0.id, member: rename($0.member), option: $0.option, action: $0.action, at: $0.at,
+                                         outcome: $0.outcome) },
+            closedAt: status == .closed ? closedAt ?? 0 : nil)
     }
 }

@@ -9,6 +9,7 @@ import SwipeRankStore
 struct StudentController<M: ServableMatcher>: Sendable {
     typealias Context = SwipeRankRequestContext
     let service: StudentService<M>
+    let groups: GroupService<M>
     let metrics: ServerMetrics
 
     func addRoutes(to group: RouterGroup<Context>, table: RouteTable) {
@@ -24,6 +25,8 @@ struct StudentController<M: ServableMatcher>: Sendable {
             return .json(try profileBody(record), cache: CachePolicy.privateData)
         }
         group.on("", method: .delete) { _, context in
+            // Groups first: the student's id leaves every shared session, then the student.
+            try await groups.forget(try context.student)
             let erased = try await service.erase(try context.student)
             guard erased else { throw StudentService<M>.noProfile }
             return Response(status: .noContent, headers: [.cacheControl: CachePolicy.neverStore])

@@ -58,10 +58,7 @@ struct RateLimitMiddleware: RouterMiddleware {
         let limit = String(Int(buckets.capacity))
         switch buckets.take(key) {
         case let .failure(retry):
-            throw APIError(.tooManyRequests, code: "RATE_LIMITED",
-                           message: "too many requests for this student; retry in \(retry.seconds) s",
-                           details: ["retry_after_seconds": .number(Double(retry.seconds)), "limit": .number(buckets.capacity)],
-                           headers: [.retryAfter: String(retry.seconds), .xRateLimitLimit: limit, .xRateLimitRemaining: "0"])
+            throw APIError.rateLimited(retry, limit: Int(buckets.capacity), what: "requests")
         case let .success(remaining):
             let fields: HTTPFields = [.xRateLimitLimit: limit, .xRateLimitRemaining: String(remaining)]
             do {
@@ -72,5 +69,20 @@ struct RateLimitMiddleware: RouterMiddleware {
                 throw error.adding(fields)  // errors count against the limit too, and say so
             }
         }
+    }
+}
+
+extension APIError {
+    /// 429 `RATE_LIMITED` with `Retry-After` and the limit's headers.
+    ///
+    /// - Parameters:
+    ///   - retry: When a token is back.
+    ///   - limit: The bucket's capacity.
+    ///   - what: What was limited ("requests", "joins").
+    static func rateLimited(_ retry: TokenBuckets.RetryAfter, limit: Int, what: String) -> APIError {
+        APIError(.tooManyRequests, code: "RATE_LIMITED",
+                 message: "too many \(what) for this student; retry in \(retry.seconds) s",
+                 details: ["retry_after_seconds": .number(Double(retry.seconds)), "limit": .number(Double(limit))],
+                 headers: [.retryAfter: String(retry.seconds), .xRateLimitLimit: String(limit), .xRateLimitRemaining: "0"])
     }
 }

@@ -231,6 +231,17 @@ extension StudentService {
                               servedCards: session.served.count, unseenCards: session.unseenCount)
     }
 
+    /// The student's raw scores of every item under their current model (the cold start
+    /// before any swipe), or nil when the student has no profile.
+    func rawScores(_ studentID: String) async throws -> [Double]? {
+        guard try await storeCall({ try await self.store.student(studentID) }) != nil else { return nil }
+        return try await withStudent(studentID) { live in
+            var scores: [Float] = []
+            engine.matcher.catalog.scores(weights: live.session.weights, terms: live.session.student.terms, into: &scores)
+            return ([], StudentUpdate(), scores.map(Double.init))
+        }
+    }
+
     /// The learning state.
     func learningState(_ studentID: String) async throws -> Data {
         try await withStudent(studentID) { live in ([], StudentUpdate(), try WireJSON.encode(learningStateBody(live.session))) }

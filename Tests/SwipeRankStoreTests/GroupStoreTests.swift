@@ -1,0 +1,78 @@
+import Foundation
+import SwipeRankStore
+import Testing
+
+/// The group half of the store contract, on every store.
+@Suite struct GroupStoreConformanceTests {
+    typealias Kind = StoreConformanceTests.Kind
+
+    static func record(_ id: String, code: String, members: [String], status: String = "open", at: Int64 = 10) -> GroupRecord {
+        GroupRecord(groupID: id, inviteCode: code, creatorID: members[0], status: status, members: members,
+                    state: Data("state-\(id)".utf8), version: 0, createdAt: at, updatedAt: at)
+    }
+
+    @Test("create once per id and invite code; read by id, code and member", arguments: Kind.allCases)
+    func createAndRead(kind: Kind) async throws {
+        let (store, dir) = try StoreConformanceTests.make(kind)
+        defer { dir.map { try? FileManager.default.removeItem(at: $0) } }
+        #expect(try await store.createGroup(Self.record("g1", code: "AAAA2222", members: ["b", "a"], at: 10)))
+        #expect(try await store.createGroup(Self.record("g1", code: "BBBB3333", members: ["c"])) == false)
+        #expect(try await store.createGroup(Self.record("g2", code: "AAAA2222", members: ["c"])) == false)
+        #expect(try await store.createGroup(Self.record("g3", code: "CCCC4444", members: ["a"], at: 20)))
+        let g1 = try #require(try await store.group("g1"))
+        #expect(g1.version == 1 && g1.members == ["a", "b"] && g1.creatorID == "b" && g1.state == Data("state-g1".utf8))
+        #expect(g1.createdAt == 10 && g1.inviteCode == "AAAA2222")
+        #expect(try await store.group(inviteCode: "CCCC4444")?.groupID == "g3")
+        #expect(try await store.group(inviteCode: "ZZZZ9999") == nil)
+        #expect(try await store.group("nope") == nil)
+        // Newest first; the status filter; the limit.
+        #expect(try await store.groups(ofMember: "a", status: nil, limit: 10).map(\.groupID) == ["g3", "g1"])
+        #expect(try await store.groups(ofMember: "a", status: nil, limit: 1).map(\.groupID) == ["g3"])
+        #expect(try await store.groups(ofMember: "b", status: "closed", limit: 10).isEmpty)
+        #expect(try await store.groups(ofMember: "c", status: nil, limit: 10).isEmpty)
+    }
+
+    @Test("updates are compare-and-set on the version and replace members and status", arguments: Kind.allCases)
+    func compareAndSet(kind: Kind) async throws {
+        let (store, dir) = try StoreConformanceTests.make(kind)
+        defer { dir.map { try? FileManager.default.removeItem(at: $0) } }
+        #expect(try await store.createGroup(Self.record("g", code: "DDDD5555", members: ["a"])))
+        var next = try #require(try await store.group("g"))
+        next.members = ["a", "c", "b"]
+        next.state = Data("v2".utf8)
+        next.status = "matched"
+        next.updatedAt = 99
+        #expect(try await store.updateGroup(next, expectedVersion: 1) == .appended(version: 2))
+        // The same stale writer again: nothing written.
+        next.state = Data("stale".utf8)
+        #expect(try await store.updateGroup(next, expectedVersion: 1) == .conflict)
+        #expect(try await store.updateGroup(Self.record("missing", code: "EEEE6666", members: ["a"]), expectedVersion: 1) == .conflict)
+        let stored = try #require(try await store.group("g"))
+        #expect(stored.version == 2 && stored.state == Data("v2".utf8) && stored.status == "matched" && stored.updatedAt == 99)
+        #expect(stored.members == ["a", "b", "c"] && stored.createdAt == 10 && stored.inviteCode == "DDDD5555")
+        #expect(try await store.groups(ofMember: "c", status: "matched", limit: 5).map(\.groupID) == ["g"])
+        #expect(try await store.groups(ofMember: "c", status: "open", limit: 5).isEmpty)
+        next.members = ["a"]
+        #expect(try await store.updateGroup(next, expectedVersion: 2) == .appended(version: 3))
+        #expect(try await store.groups(ofMember: "c", status: nil, limit: 5).isEmpty)
+    }
+
+    @Test("racing writers at one version: exactly one wins", arguments: Kind.allCases)
+    func racingWriters(kind: Kind) async throws {
+        let (store, dir) = try StoreConformanceTests.make(kind)
+        defer { dir.map { try? FileManager.default.removeItem(at: $0) } }
+        #expect(try await store.createGroup(Self.record("g", code: "FFFF7777", members: ["a"])))
+        let base = try #require(try await store.group("g"))
+        let outcomes = try await withThrowingTaskGroup(of: AppendOutcome.self) { tasks in
+            for i in 0..<16 {
+                var mine = base
+                mine.state = Data("writer-\(i)".utf8)
+                tasks.addTask { try await store.updateGroup(mine, expectedVersion: 1) }
+            }
+            return try await tasks.reduce(into: []) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 == .appended(version: 2) }.count == 1)
+        #expect(outcomes.filter { $0 == .conflict }.count == 15)
+        #expect(try await store.group("g")?.version == 2)
+    }
+}
