@@ -48,6 +48,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Long histories snapshot after this fraction of their events, when more than the interval (env SWIPERANK_SNAPSHOT_SPACING; default 0.125; 0 = every interval).")
     var snapshotSpacing: Double?
 
+    @Option(help: "The most members of a group session (env SWIPERANK_GROUP_MAX_MEMBERS; default 12; 2…100).")
+    var groupMaxMembers: Int?
+
+    @Option(help: "Group joins per student per minute (env SWIPERANK_GROUP_JOINS_PER_MINUTE; default 10).")
+    var groupJoinsPerMinute: Int?
+
+    @Option(help: "Group deck order: average, least_misery or average_without_misery (env SWIPERANK_GROUP_STRATEGY; default average_without_misery).")
+    var groupStrategy: String?
+
     @Option(help: "trace, debug, info, notice, warning, error (env SWIPERANK_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -70,6 +79,18 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("--snapshot-spacing must be a number in 0…1, got \(raw)")
             }
             config.service.snapshotSpacing = value
+        }
+        config.groups.maxMembers = try groupMaxMembers ?? Self.int(env["SWIPERANK_GROUP_MAX_MEMBERS"], "SWIPERANK_GROUP_MAX_MEMBERS")
+            ?? config.groups.maxMembers
+        guard (2...100).contains(config.groups.maxMembers) else { throw ValidationError("--group-max-members must be in 2…100") }
+        config.groups.joinsPerMinute = try groupJoinsPerMinute
+            ?? Self.int(env["SWIPERANK_GROUP_JOINS_PER_MINUTE"], "SWIPERANK_GROUP_JOINS_PER_MINUTE") ?? config.groups.joinsPerMinute
+        guard config.groups.joinsPerMinute >= 1 else { throw ValidationError("--group-joins-per-minute must be at least 1") }
+        if let raw = groupStrategy ?? env["SWIPERANK_GROUP_STRATEGY"] {
+            guard let strategy = GroupStrategy(rawValue: raw) else {
+                throw ValidationError("--group-strategy must be one of \(GroupStrategy.allCases.map(\.rawValue).joined(separator: ", ")), got \(raw)")
+            }
+            config.groups.aggregation.strategy = strategy
         }
         if let path = jwtPublicKey ?? env["SWIPERANK_JWT_PUBLIC_KEY"] {
             let pem = try String(decoding: readInput(path, what: "JWT public key"), as: UTF8.self)

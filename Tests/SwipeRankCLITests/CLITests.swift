@@ -247,3 +247,46 @@ struct GenericCatalogCLITests {
                 == Data(contentsOf: CLI.root.appendingPathComponent("datasets/restaurants/swipes.csv")))
     }
 }
+
+@Suite("swiperank serve and evaluate-groups options", .serialized)
+struct ServeOptionTests {
+    // A database path that cannot open: if an option were wrongly accepted, the command fails
+    // on the store instead of serving (and the message check fails), never hangs.
+    static let unopenable = ["--database", "/nonexistent-swiperank-dir/db.sqlite", "--port", "0"]
+
+    @Test("bad service options stop the command and name the option", arguments: [
+        (["--snapshot-spacing", "2"], "--snapshot-spacing"),
+        (["--snapshot-spacing", "nan"], "--snapshot-spacing"),
+        (["--snapshot-interval", "0"], "--snapshot-interval"),
+        (["--group-max-members", "1"], "--group-max-members"),
+        (["--group-joins-per-minute", "0"], "--group-joins-per-minute"),
+        (["--group-strategy", "dictator"], "--group-strategy"),
+    ])
+    func badOptions(arguments: [String], option: String) throws {
+        let result = try CLI.run(["serve"] + Self.unopenable + arguments)
+        #expect(result.status != 0 && result.stderr.contains(option), "\(result.stderr)")
+    }
+
+    @Test("evaluate-groups prints every deck, writes the same files for the same seed, and checks its options")
+    func evaluateGroups() throws {
+        let a = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-groups-a-\(UUID().uuidString)").path
+        let b = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-groups-b-\(UUID().uuidString)").path
+        defer { for dir in [a, b] { try? FileManager.default.removeItem(atPath: dir) } }
+        let first = try CLI.run(["evaluate-groups", "--groups", "12", "--solo-swipes", "3", "--seed", "4", "--export", a])
+        #expect(first.status == 0, "\(first.stderr)")
+        for deck in ["learned (average)", "learned (least_misery)", "learned (average_without_misery)",
+                     "cold start (average_without_misery)", "shared shuffle", "member shuffles", "popularity"] {
+            #expect(first.stdout.contains(deck), "\(deck)")
+        }
+        let second = try CLI.run(["evaluate-groups", "--groups", "12", "--solo-swipes", "3", "--seed", "4", "--export", b])
+        #expect(second.status == 0)
+        for file in ["groups.md", "groups.csv"] {
+            let x = try Data(contentsOf: URL(fileURLWithPath: a + "/" + file)), y = try Data(contentsOf: URL(fileURLWithPath: b + "/" + file))
+            #expect(x == y && !x.isEmpty, "\(file)")
+        }
+        let csv = try String(contentsOfFile: a + "/groups.csv", encoding: .utf8)
+        #expect(csv.split(separator: "\n").count == 1 + 7 * 12)
+        let bad = try CLI.run(["evaluate-groups", "--groups", "5"])
+        #expect(bad.status != 0 && bad.stderr.contains("--groups"))
+    }
+}
