@@ -10,7 +10,7 @@ struct EvaluateGroups: ParsableCommand {
         abstract: "Simulate friend groups swiping one deck until a match: the engine's group decks against random and popularity orders.")
 
     @Option(help: "Simulated groups (10…5000).")
-    var groups: Int = 300
+    var groups: Int = 1000
 
     @Option(help: "Swipes each member makes alone before the group session (0…200).")
     var soloSwipes: Int = 20

@@ -88,6 +88,37 @@ import Testing
         }
     }
 
+    @Test("the deck is the members' models aggregated (reference: the engine directly), ranked after friends joined")
+    func deckOrder() async throws {
+        let other = Fixtures.profile.replacingOccurrences(of: "\"annual_budget\": 32000", with: "\"annual_budget\": 12000")
+            .replacingOccurrences(of: "\"size_preference\": \"medium\"", with: "\"size_preference\": \"small\"")
+        #expect(other != Fixtures.profile)
+        try await Harness().run { c in
+            try await c.createStudent("ann")
+            #expect(try await c.call(.put, "/student/profile", student: "bob", body: other).status == .created)
+            try await c.createStudent("eve")  // not a member: no say
+            let (group, code) = try await Self.makeGroup(c, "ann", body: #"{"filter": {"state": ["MA"], "control": ["private_nonprofit"]}, "quorum_n": 2, "strategy": "least_misery"}"#)
+            _ = try await c.call(.post, "/groups/join", student: "bob", body: #"{"invite_code":"\#(code)"}"#)
+            let deck = try await Self.options(c, group, "ann", query: "count=12")
+            // The reference: both members' cold-start scores, least misery over the filtered rows.
+            let engine = Fixtures.engine
+            let catalog = engine.matcher.catalog
+            let state = catalog.textAttribute(named: "state")!, control = catalog.textAttribute(named: "control")!
+            let rows = (0..<catalog.count).filter { catalog.textValues[state][$0] == "MA" && catalog.textValues[control][$0] == "private_nonprofit" }
+            var scores: [[Double]] = []
+            for profile in [Fixtures.profile, other] {
+                let session = try engine.session(studentID: "x", profile: try SchoolMatcher.decodeProfile(json: Data(profile.utf8), source: "p"), seed: 1)
+                var raw: [Float] = []
+                catalog.scores(weights: session.weights, terms: session.student.terms, into: &raw)
+                scores.append(raw.map(Double.init))
+            }
+            let expected = GroupAggregation(strategy: .leastMisery).rank(candidates: rows, memberScores: scores, count: 12).map { catalog.ids[$0] }
+            #expect(deck == expected)
+            let single = GroupAggregation(strategy: .leastMisery).rank(candidates: rows, memberScores: [scores[0]], count: 12).map { catalog.ids[$0] }
+            #expect(deck != single)  // bob's taste changed the order
+        }
+    }
+
     @Test("errors: auth, membership, validation naming the field, unknown ids")
     func errors() async throws {
         try await Harness().run { c in

@@ -1,5 +1,6 @@
 import Foundation
 import SwipeRank
+import SwipeRankNumerics
 
 /// The group evaluation as text: a console table, a Markdown report (`groups.md`) and the
 /// per-group outcomes (`groups.csv`). Every sentence with a number is computed from the run.
@@ -105,6 +106,33 @@ public struct GroupReport: Sendable {
             }
         }
         out += losses.isEmpty ? "Nowhere in this run: no other deck matches faster or leaves the least-happy member happier.\n" : losses.joined(separator: "\n") + "\n"
+        // Marginal intervals overlap easily; the decks ran on the same groups, so compare in pairs.
+        if let b = summaries.firstIndex(where: { $0.deck == .learned(.standard) }) {
+            out += """
+
+            ## Paired differences (default deck − other, same groups, bootstrap 95% CI)
+
+            A difference whose interval holds 0 is a tie, not a win.
+
+            | other deck | swipes to a match | mean member percentile | least-happy member percentile |
+            |---|---|---|---|
+
+            """
+            var rng = SplitMix64(seed: seed ^ 0xD1FF)
+            for (o, other) in summaries.enumerated() where o != b {
+                let pairs = zip(outcomes[b], outcomes[o]).filter { $0.0.swipes != nil && $0.1.swipes != nil }
+                guard !pairs.isEmpty else { continue }
+                func cell(_ values: [Double], _ digits: Int) -> String {
+                    let ci = Bootstrap.meanInterval(values, using: &rng)
+                    let mean = Bootstrap.mean(values)
+                    let sign = mean >= 0 ? "+" : ""
+                    return "\(sign)\(Self.f(mean, digits)) [\(Self.f(ci.lower, digits)), \(Self.f(ci.upper, digits))]" + (ci.lower <= 0 && 0 <= ci.upper ? " (tie)" : "")
+                }
+                out += "| \(other.deck) | " + cell(pairs.map { Double($0.0.swipes! - $0.1.swipes!) }, 1) + " | "
+                    + cell(pairs.map { $0.0.meanUtility! - $0.1.meanUtility! }, 3) + " | "
+                    + cell(pairs.map { $0.0.leastUtility! - $0.1.leastUtility! }, 3) + " |\n"
+            }
+        }
         return out
     }
 

@@ -7,8 +7,9 @@ import SwipeRankStore
 public struct GroupOptions: Sendable {
     /// The most members a session may allow (a request may ask for fewer).
     public var maxMembers = 12
-    /// Options added to the deck at a time (ranked with the members of that moment).
-    public var deckChunk = 20
+    /// Options added to the deck at a time (ranked with the members of that moment; small, so
+    /// later joiners shape the deck soon).
+    public var deckChunk = 10
     /// The most options one `GET /groups/:id/options` returns.
     public var maxOptionsPerPage = 50
     /// Joins per student per minute (guessing invite codes is then slow; see `InviteCode`).
@@ -64,10 +65,11 @@ final class GroupService<M: ServableMatcher>: Sendable {
 
     // MARK: Operations
 
-    /// Creates a session with the caller as its first member and the first chunk of its deck.
+    /// Creates a session with the caller as its first member (the filter is checked now; the
+    /// deck grows when options are asked for).
     func create(_ student: String, _ request: CreateGroupRequest) async throws -> (body: Data, id: String) {
         let filter = request.filter ?? [:]
-        let candidates = try candidates(filter)
+        _ = try candidates(filter)  // a filter nothing passes is a 400 now, not an empty deck later
         let limit = request.maxMembers ?? options.maxMembers
         guard (2...options.maxMembers).contains(limit) else {
             throw APIError.validation("max_members must be in 2…\(options.maxMembers), got \(limit)", field: "max_members")
@@ -82,15 +84,15 @@ final class GroupService<M: ServableMatcher>: Sendable {
             var generator = ClosureGenerator(source: options.random)
             let code = InviteCode.generate(using: &generator)
             let id = randomID("g")
-            var session: GroupSession
+            let session: GroupSession
             do throws(GroupError) {
                 session = try GroupSession(id: id, creatorID: student, quorum: request.quorumN, maxMembers: limit, createdAt: created)
             } catch {
                 throw Self.apiError(error)
             }
-            var stored = StoredGroup(session: session, inviteCode: code, filter: filter, aggregation: aggregation, exhausted: false)
-            try await extendDeck(&stored, candidates: candidates, atLeast: options.deckChunk)
-            session = stored.session
+            // The deck is ranked when a member first asks for options, so friends who join
+            // before that shape it from the first card.
+            let stored = StoredGroup(session: session, inviteCode: code, filter: filter, aggregation: aggregation, exhausted: false)
             let record = GroupRecord(groupID: id, inviteCode: code, creatorID: student, status: session.status.rawValue,
                                      members: session.members.map(\.id), state: try WireJSON.encode(stored), version: 1,
                                      createdAt: created, updatedAt: created)
