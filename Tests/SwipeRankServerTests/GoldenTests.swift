@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Synchronization
 import Testing
 
 /// The app's contract byte for byte: each response body of a fixed session (fixed clock, the
@@ -72,4 +73,33 @@ struct GoldenTests {
             Self.check("error-conflict", try await c.swipe(s, id: "g-1", school: school, like: false, at: 1_700_000_000_001), status: .conflict)
         }
     }
+
+    @Test("the group responses match their golden files (seeded ids and codes)")
+    func groups() async throws {
+        let counter = Counter()
+        try await Harness(configure: { config in
+            config.groups.random = { counter.next() }
+        }).run { c in
+            for s in ["golden-a", "golden-b"] { try await c.createStudent(s) }
+            let created = try await c.call(.post, "/groups", student: "golden-a", body: #"{"filter":{"state":["MA"]},"quorum_n":2}"#)
+            Self.check("group-created", created, status: .created)
+            let id = try #require(created.json["session_id"] as? String)
+            let code = try #require(created.json["invite_code"] as? String)
+            Self.check("group-joined", try await c.call(.post, "/groups/join", student: "golden-b", body: #"{"invite_code":"\#(code)"}"#), status: .ok)
+            let options = try await c.call(.get, "/groups/\(id)/options?count=2", student: "golden-b")
+            Self.check("group-options", options, status: .ok)
+            let option = try #require((options.json["options"] as? [[String: Any]])?.first?["option_id"] as? String)
+            let like = #"{"like_id":"l-1","option_id":"\#(option)"}"#
+            Self.check("group-like", try await c.call(.post, "/groups/\(id)/likes", student: "golden-a", body: like), status: .created)
+            Self.check("group-match", try await c.call(.post, "/groups/\(id)/likes", student: "golden-b", body: like), status: .created)
+            Self.check("group-status", try await c.call(.get, "/groups/\(id)", student: "golden-a"), status: .ok)
+            Self.check("group-list", try await c.call(.get, "/groups?status=all", student: "golden-b"), status: .ok)
+        }
+    }
+}
+
+/// A deterministic stand-in for the service's randomness.
+final class Counter: Sendable {
+    private let value = Mutex<UInt64>(0x5EED)
+    func next() -> UInt64 { value.withLock { $0 = $0 &* 6364136223846793005 &+ 1442695040888963407; return $0 } }
 }

@@ -183,6 +183,27 @@ import Testing
         }
     }
 
+    @Test("the event stream pushes joined and closed and then ends; a group of members without profiles still gets a deck")
+    func stream() async throws {
+        try await Harness().run { c in
+            let (group, code) = try await Self.makeGroup(c, "zed")  // zed has no profile
+            async let stream = c.call(.get, "/groups/\(group)/events", student: "zed")
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await c.call(.post, "/groups/join", student: "yan", body: #"{"invite_code":"\#(code)"}"#).status == .ok)
+            #expect(try await Self.options(c, group, "yan", query: "count=10").count == 10)  // a random order
+            #expect(try await c.call(.post, "/groups/\(group)/close", student: "zed").status == .ok)
+            let reply = try await stream
+            #expect(reply.headers[.contentType]?.hasPrefix("text/event-stream") == true)
+            let events = String(decoding: reply.body, as: UTF8.self)
+            let names = events.split(separator: "\n").filter { $0.hasPrefix("event: ") }.map { String($0.dropFirst(7)) }
+            #expect(names == ["status", "joined", "closed"], "\(events)")
+            #expect(events.contains(#"data: {"participants":2,"student_id":"yan"}"#))
+            // A closed session's stream is its status, and ends at once.
+            let after = String(decoding: try await c.call(.get, "/groups/\(group)/events", student: "zed").body, as: UTF8.self)
+            #expect(after.hasPrefix("id: 4\nevent: status\n") && after.contains(#""status":"closed""#), "\(after)")
+        }
+    }
+
     @Test("erasing a student removes their id from shared sessions; their likes still count")
     func erasure() async throws {
         try await Harness().run { c in

@@ -49,8 +49,8 @@ private struct ReferenceGroup {
     }
 
     mutating func vote(_ id: String, _ member: String, _ option: String, _ action: GroupVoteAction) -> ReferenceVote {
-        if let earlier = accepted.first(where: { $0.id == id }) {
-            guard earlier.member == member, earlier.option == option, earlier.action == action else { return .fail(.voteIDReused) }
+        if let earlier = accepted.first(where: { $0.id == id && $0.member == member }) {
+            guard earlier.option == option, earlier.action == action else { return .fail(.voteIDReused) }
             return .ok(earlier.outcome, true)
         }
         guard members.contains(member) else { return .fail(.notMember) }

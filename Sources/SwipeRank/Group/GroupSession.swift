@@ -58,7 +58,7 @@ public struct GroupVoteOutcome: Sendable, Hashable, Codable {
 
 /// One vote as recorded.
 public struct GroupVote: Sendable, Hashable, Codable {
-    /// The client's id for the vote (idempotency key).
+    /// The client's id for the vote (idempotency key, per member).
     public let id: String
     /// Who voted.
     public let member: String
@@ -219,8 +219,8 @@ public struct GroupSession: Sendable, Hashable {
     /// of mind), a like followed by a pass keeps the like (a match never goes away).
     ///
     /// - Parameters:
-    ///   - voteID: The client's id: the same id with the same member, option and action
-    ///     returns its first answer and changes nothing.
+    ///   - voteID: The client's id, scoped to the member: the same id from the same member
+    ///     with the same option and action returns its first answer and changes nothing.
     ///   - member: The voting member.
     ///   - option: An option in the deck.
     ///   - action: Like or pass.
@@ -232,9 +232,9 @@ public struct GroupSession: Sendable, Hashable {
     public mutating func vote(id voteID: String, member: String, option: String, action: GroupVoteAction,
                               at: Int64) throws(GroupError) -> (outcome: GroupVoteOutcome, replayed: Bool) {
         try Self.checkID(voteID, "like_id")
-        if let index = voteByID[voteID] {
+        if let index = voteByID[Self.voteKey(member, voteID)] {
             let earlier = votes[index]
-            guard earlier.member == member, earlier.option == option, earlier.action == action else {
+            guard earlier.option == option, earlier.action == action else {
                 throw GroupError(.voteIDReused, "like_id \(voteID) was already used for another vote")
             }
             return (earlier.outcome, true)
@@ -272,8 +272,11 @@ public struct GroupSession: Sendable, Hashable {
         return (outcome, false)
     }
 
+    /// Vote ids are the member's own: two members' devices may pick the same id.
+    private static func voteKey(_ member: String, _ id: String) -> String { member + "\u{0}" + id }
+
     private mutating func record(_ vote: GroupVote) {
-        voteByID[vote.id] = votes.count
+        voteByID[Self.voteKey(vote.member, vote.id)] = votes.count
         votes.append(vote)
     }
 
