@@ -255,3 +255,25 @@ import Testing
         func get() -> (String, [String]) { lock.withLock { value } }
     }
 }
+
+@Suite struct GroupRouteMethodTests {
+    @Test("405 lists the methods of the most literal route: /groups/join is not /groups/:id")
+    func allow() async throws {
+        try await Harness().run { c in
+            let join = try await c.call(.get, "/groups/join", student: "ann")
+            #expect(join.status == .methodNotAllowed && join.headers[.allow] == "POST", "\(join.headers)")
+            let group = try await c.call(.put, "/groups/some-id", student: "ann")
+            #expect(group.status == .methodNotAllowed && group.headers[.allow] == "GET")
+            let root = try await c.call(.delete, "/groups", student: "ann")
+            #expect(root.headers[.allow] == "GET, POST")
+        }
+    }
+
+    @Test("null filter, max_members and strategy mean the defaults")
+    func nulls() async throws {
+        try await Harness().run { c in
+            let r = try await c.call(.post, "/groups", student: "ann", body: #"{"filter":null,"max_members":null,"strategy":null,"quorum_n":2}"#)
+            #expect(r.status == .created && r.json["max_members"] as? Int == 12 && r.json["strategy"] as? String == "average_without_misery")
+        }
+    }
+}

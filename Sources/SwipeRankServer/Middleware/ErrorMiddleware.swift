@@ -78,12 +78,22 @@ final class RouteTable: Sendable {
         routes.withLock { $0.append((method, path.split(separator: "/").map(String.init))) }
     }
 
+    /// The methods of the routes a path reaches. Like the router's trie, a literal segment
+    /// wins over a parameter (`/groups/join` is not `/groups/:id`), so only the most literal
+    /// matches count.
     func methods(for path: String) -> Set<HTTPRequest.Method> {
         let segments = path.split(separator: "/").map(String.init)
-        var out = Set<HTTPRequest.Method>()
-        for route in routes.withLock({ $0 }) where route.segments.count == segments.count {
-            if zip(route.segments, segments).allSatisfy({ $0.hasPrefix(":") || $0 == $1 }) { out.insert(route.method) }
+        let matches = routes.withLock { $0 }.filter { route in
+            route.segments.count == segments.count && zip(route.segments, segments).allSatisfy { $0.hasPrefix(":") || $0 == $1 }
+        }.map { (method: $0.method, literal: $0.segments.map { !$0.hasPrefix(":") }) }
+        // The most literal shape, comparing segments left to right (literal before parameter).
+        func moreLiteral(_ a: [Bool], _ b: [Bool]) -> Bool {
+            guard let i = a.indices.first(where: { a[$0] != b[$0] }) else { return false }
+            return a[i]
         }
-        return out
+        guard let best = matches.map(\.literal).reduce(nil, { (best: [Bool]?, m: [Bool]) in
+            best.map { moreLiteral(m, $0) ? m : $0 } ?? m
+        }) else { return [] }
+        return Set(matches.filter { $0.literal == best }.map(\.method))
     }
 }
