@@ -280,6 +280,8 @@ import Testing
             #expect(nested.status == .badRequest && nested.details["field"] as? String == "operations[0].path")
             let outside = try await c.call(.post, "/student/batch", student: "b", body: #"{"operations":[{"method":"GET","path":"/health"}]}"#)
             #expect(outside.status == .badRequest)
+            let odd = try await c.call(.post, "/student/batch", student: "b", body: #"{"operations":[{"method":"GET","path":"/student/J*"}]}"#)
+            #expect(odd.status == .badRequest && odd.details["field"] as? String == "operations[0].path")
 
             let export = try await c.call(.get, "/student/export", student: "b")
             #expect(export.json["student_id"] as? String == "b")

@@ -11,10 +11,10 @@ import Testing
                     state: Data("state-\(id)".utf8), version: 0, createdAt: at, updatedAt: at)
     }
 
-    @Test("create once per id and invite code; read by id, code and member", arguments: Kind.allCases)
+    @Test("create once per id and invite code; read by id, code and member", arguments: Kind.available)
     func createAndRead(kind: Kind) async throws {
-        let (store, dir) = try StoreConformanceTests.make(kind)
-        defer { dir.map { try? FileManager.default.removeItem(at: $0) } }
+        let (store, done) = try await StoreConformanceTests.make(kind)
+        defer { done() }
         #expect(try await store.createGroup(Self.record("g1", code: "AAAA2222", members: ["b", "a"], at: 10)))
         #expect(try await store.createGroup(Self.record("g1", code: "BBBB3333", members: ["c"])) == false)
         #expect(try await store.createGroup(Self.record("g2", code: "AAAA2222", members: ["c"])) == false)
@@ -32,10 +32,10 @@ import Testing
         #expect(try await store.groups(ofMember: "c", status: nil, limit: 10).isEmpty)
     }
 
-    @Test("updates are compare-and-set on the version and replace members and status", arguments: Kind.allCases)
+    @Test("updates are compare-and-set on the version and replace members and status", arguments: Kind.available)
     func compareAndSet(kind: Kind) async throws {
-        let (store, dir) = try StoreConformanceTests.make(kind)
-        defer { dir.map { try? FileManager.default.removeItem(at: $0) } }
+        let (store, done) = try await StoreConformanceTests.make(kind)
+        defer { done() }
         #expect(try await store.createGroup(Self.record("g", code: "DDDD5555", members: ["a"])))
         var next = try #require(try await store.group("g"))
         next.members = ["a", "c", "b"]
@@ -57,10 +57,10 @@ import Testing
         #expect(try await store.groups(ofMember: "c", status: nil, limit: 5).isEmpty)
     }
 
-    @Test("racing writers at one version: exactly one wins", arguments: Kind.allCases)
+    @Test("racing writers at one version: exactly one wins", arguments: Kind.available)
     func racingWriters(kind: Kind) async throws {
-        let (store, dir) = try StoreConformanceTests.make(kind)
-        defer { dir.map { try? FileManager.default.removeItem(at: $0) } }
+        let (store, done) = try await StoreConformanceTests.make(kind)
+        defer { done() }
         #expect(try await store.createGroup(Self.record("g", code: "FFFF7777", members: ["a"])))
         let base = try #require(try await store.group("g"))
         let outcomes = try await withThrowingTaskGroup(of: AppendOutcome.self) { tasks in

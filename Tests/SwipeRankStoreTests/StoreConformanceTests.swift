@@ -1,21 +1,30 @@
 import Foundation
+import SwipeRankPostgres
 import SwipeRankStore
 import Testing
 
 /// One suite, run against every store: what the service relies on.
 @Suite struct StoreConformanceTests {
     enum Kind: String, CaseIterable, CustomTestStringConvertible {
-        case memory, sqlite
+        case memory, sqlite, postgres
         var testDescription: String { rawValue }
+
+        /// The stores to test: PostgreSQL when `SWIPERANK_POSTGRES_URL` names a server
+        /// (`bash scripts/test` starts a throwaway one, so the README's test command always
+        /// covers it).
+        static var available: [Kind] { PostgresFixture.url == nil ? [.memory, .sqlite] : allCases }
     }
 
-    static func make(_ kind: Kind) throws -> (any ServiceStore, URL?) {
+    /// A store of `kind`, empty, and what to call when done.
+    static func make(_ kind: Kind) async throws -> (any ServiceStore, @Sendable () -> Void) {
         switch kind {
-        case .memory: return (MemoryStore(), nil)
+        case .memory: return (MemoryStore(), {})
         case .sqlite:
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-store-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-            return (try SQLiteStore(path: dir.appendingPathComponent("db.sqlite").path), dir)
+            return (try SQLiteStore(path: dir.appendingPathComponent("db.sqlite").path), { try? FileManager.default.removeItem(at: dir) })
+        case .postgres:
+            return try await PostgresFixture.store()
         }
     }
 
@@ -24,10 +33,10 @@ import Testing
                     response: Data("r-\(text)".utf8), createdAt: at)
     }
 
-    @Test("create, append at the expected version, read back in order", arguments: Kind.allCases)
+    @Test("create, append at the expected version, read back in order", arguments: Kind.available)
     func appendAndRead(kind: Kind) async throws {
-        let (store, dir) = try Self.make(kind)
-        defer { dir.map { try? FileManager.default.removeItem(at: $0) } }
+        let (store, done) = try await Self.make(kind)
+        defer { done() }
         #expect(try await store.student("a") == nil)
         // Creating needs a profile and version 0.
         #expect(try await store.append([Self.event(.swipe, "x")], to: "a", expectedVersion: 0, update: StudentUpdate()) == .conflict)
@@ -51,10 +60,10 @@ import Testing
         #expect(try await store.events(of: "nobody", after: 0, kinds: nil, limit: 5).isEmpty)
     }
 
-    @Test("a stale version or a taken client id is a conflict and writes nothing", arguments: Kind.allCases)
+    @Test("a stale version or a taken client id is a conflict and writes nothing", arguments: Kind.available)
     func conflicts(kind: Kind) async throws {
-        let (store, dir) = try Self.make(kind)
-        defer { dir.map { try? FileManager.default.removeItem(at: $0) } }
+        let (store, done) = try await Self.make(kind)
+        defer { done() }
         _ = try await store.append([Self.event(.profile, "p")], to: "a", expectedVersion: 0, update: StudentUpdate(profile: Data("p".utf8)))
         _ = try await store.append([Self.event(.swipe, "s1", client: "s1")], to: "a", expectedVersion: 1, update: StudentUpdate())
         #expect(try await store.append([Self.event(.swipe, "s2", client: "s2")], to: "a", expectedVersion: 1, update: StudentUpdate()) == .conflict)
@@ -72,10 +81,10 @@ import Testing
         #expect(try await store.append([Self.event(.save, "v", client: "s1")], to: "a", expectedVersion: 2, update: StudentUpdate()) == .appended(version: 3))
     }
 
-    @Test("a profile change records which event set it; erase removes everything", arguments: Kind.allCases)
+    @Test("a profile change records which event set it; erase removes everything", arguments: Kind.available)
     func profileAndErase(kind: Kind) async throws {
-        let (store, dir) = try Self.make(kind)
-        defer { dir.map { try? FileManager.default.removeItem(at: $0) } }
+        let (store, done) = try await Self.make(kind)
+        defer { done() }
         _ = try await store.append([Self.event(.profile, "p")], to: "a", expectedVersion: 0, update: StudentUpdate(profile: Data("p".utf8)))
         _ = try await store.append([Self.event(.swipe, "s", client: "s")], to: "a", expectedVersion: 1, update: StudentUpdate())
         _ = try await store.append([Self.event(.profile, "q")], to: "a", expectedVersion: 2, update: StudentUpdate(profile: Data("q".utf8)))
@@ -93,10 +102,10 @@ import Testing
         try await store.ping()
     }
 
-    @Test("seeded random appends: the store matches a model of the log", arguments: Kind.allCases)
+    @Test("seeded random appends: the store matches a model of the log", arguments: Kind.available)
     func modelBased(kind: Kind) async throws {
-        let (store, dir) = try Self.make(kind)
-        defer { dir.map { try? FileManager.default.removeItem(at: $0) } }
+        let (store, done) = try await Self.make(kind)
+        defer { done() }
         var rng = SystemRandomNumberGeneratorSeeded(seed: 42)
         var model: [String: [(kind: EventKind, client: String?)]] = [:]
         let students = ["a", "b", "c"]
@@ -133,12 +142,12 @@ import Testing
         }
     }
 
-    @Test("concurrent appends: per student and round exactly one of the racing writers wins; losers write nothing", arguments: Kind.allCases)
+    @Test("concurrent appends: per student and round exactly one of the racing writers wins; losers write nothing", arguments: Kind.available)
     func concurrentAppends(kind: Kind) async throws {
         // Racing writers land in the same group commit (SQLite), each in its own savepoint: a
         // loser's events must not leak into the log beside the winner's.
-        let (store, dir) = try Self.make(kind)
-        defer { dir.map { try? FileManager.default.removeItem(at: $0) } }
+        let (store, done) = try await Self.make(kind)
+        defer { done() }
         let students = (0..<8).map { "s\($0)" }
         for id in students {
             _ = try await store.append([Self.event(.profile, "p-\(id)"), Self.event(.swipe, "taken", client: "taken")], to: id,
