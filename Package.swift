@@ -5,6 +5,7 @@
 // Layering (each arrow is the only allowed direction of `import`):
 //   swiperank (CLI) → SwipeRankEvaluation → SwipeRank (engine) → SwipeRankNumerics → CBLAS
 //   swiperank (CLI) → SwipeRankServer (HTTP) → SwipeRankStore (SQLite) → SwipeRank (engine)
+//   swiperank (CLI) → SwipeRankPostgres (PostgreSQL) → SwipeRankStore (the protocols)
 // The engine knows nothing of HTTP or SQL; the server talks to storage only through the
 // store protocol.
 //
@@ -27,6 +28,7 @@ let package = Package(
         .library(name: "SwipeRankNumerics", targets: ["SwipeRankNumerics"]),
         .library(name: "SwipeRankStore", targets: ["SwipeRankStore"]),
         .library(name: "SwipeRankServer", targets: ["SwipeRankServer"]),
+        .library(name: "SwipeRankPostgres", targets: ["SwipeRankPostgres"]),
         .executable(name: "swiperank", targets: ["swiperank"]),
     ],
     dependencies: [
@@ -38,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // MARK: Public API
@@ -79,11 +83,24 @@ let package = Package(
             exclude: ["openapi.yaml"],
             swiftSettings: internalChecks
         ),
+        // Its own module, so users of the SQLite store never build postgres-nio's dependencies
+        // into their code paths, and the server stays free of SQL.
+        .target(
+            name: "SwipeRankPostgres",
+            dependencies: [
+                "SwipeRankStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: internalChecks
+        ),
         .executableTarget(
             name: "swiperank",
             dependencies: [
                 "SwipeRankEvaluation",
                 "SwipeRankServer",
+                "SwipeRankPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -100,7 +117,10 @@ let package = Package(
         .testTarget(name: "SwipeRankTests", dependencies: ["SwipeRank"]),
         .testTarget(name: "SwipeRankEvaluationTests", dependencies: ["SwipeRankEvaluation"]),
         .testTarget(name: "SwipeRankCLITests", dependencies: ["swiperank"]),
-        .testTarget(name: "SwipeRankStoreTests", dependencies: ["SwipeRankStore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "SwipeRankStoreTests", dependencies: [
+            "SwipeRankStore", "SwipeRankPostgres", .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(
             name: "SwipeRankServerTests",
             dependencies: [

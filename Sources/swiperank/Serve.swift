@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import SwipeRank
+import SwipeRankPostgres
 import SwipeRankServer
 import SwipeRankStore
 
@@ -26,6 +27,9 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Port (env SWIPERANK_PORT; default 8080; 0 picks a free one, printed at start).")
     var port: Int?
+
+    @Option(help: "sqlite (the --database file, default) or a postgres://user:password@host:5432/database URL for several instances (env SWIPERANK_STORE).")
+    var store: String?
 
     @Option(help: "The SQLite file (env SWIPERANK_DATABASE; default swiperank.sqlite).")
     var database: String?
@@ -107,24 +111,49 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "swiperank")
         logger.logLevel = level
 
-        let path = database ?? env["SWIPERANK_DATABASE"] ?? "swiperank.sqlite"
-        let store: SQLiteStore
-        do { store = try SQLiteStore(path: path, durability: durability) } catch { throw CLIError(error.description) }
         if config.auth.hmacSecret == AuthConfiguration.developmentSecret {
             logger.warning("using the development JWT secret (loopback only); set SWIPERANK_JWT_SECRET for anything else")
         }
-        logger.info("starting", metadata: ["database": "\(path)", "durability": "\(durability.rawValue)",
-                                           "address": "\(config.host):\(config.port)"])
+        let storeName = store ?? env["SWIPERANK_STORE"] ?? "sqlite"
         do {
-            if let schema = catalogOptions.schema {
-                let engine = SwipeEngine(matcher: try catalogOptions.loadItems(schema: schema))
-                try await buildApplication(engine: engine, store: store, configuration: config, logger: logger, onRunning: Self.announce).runService()
+            if storeName.hasPrefix("postgres://") || storeName.hasPrefix("postgresql://") {
+                let postgres: PostgresStore
+                do { postgres = try PostgresStore(url: storeName, logger: logger) } catch { throw CLIError(error.description) }
+                // Several instances share the database: a cached session is checked against the
+                // stored version before use.
+                config.service.verifyCachedVersion = true
+                logger.info("starting", metadata: ["store": "postgres", "address": "\(config.host):\(config.port)"])
+                // The pool runs exactly as long as the server: started first (migrations need
+                // it), cancelled once the server has shut down gracefully.
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await postgres.run() }
+                    do { try await postgres.migrate() } catch { throw CLIError("\(error)") }
+                    try await serve(store: postgres, config: config, logger: logger)
+                    group.cancelAll()
+                }
+            } else if storeName == "sqlite" {
+                let path = database ?? env["SWIPERANK_DATABASE"] ?? "swiperank.sqlite"
+                let sqlite: SQLiteStore
+                do { sqlite = try SQLiteStore(path: path, durability: durability) } catch { throw CLIError(error.description) }
+                logger.info("starting", metadata: ["database": "\(path)", "durability": "\(durability.rawValue)",
+                                                   "address": "\(config.host):\(config.port)"])
+                try await serve(store: sqlite, config: config, logger: logger)
             } else {
-                let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
-                try await buildApplication(engine: engine, store: store, configuration: config, logger: logger, onRunning: Self.announce).runService()
+                throw ValidationError("--store must be sqlite or a postgres:// URL")
             }
         } catch let error as AuthSetupError {
             throw CLIError(error.description)
+        }
+    }
+
+    /// Builds the service for the catalog the options name and runs it until shut down.
+    func serve(store: any ServiceStore, config: ServerConfiguration, logger: Logger) async throws {
+        if let schema = catalogOptions.schema {
+            let engine = SwipeEngine(matcher: try catalogOptions.loadItems(schema: schema))
+            try await buildApplication(engine: engine, store: store, configuration: config, logger: logger, onRunning: Self.announce).runService()
+        } else {
+            let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
+            try await buildApplication(engine: engine, store: store, configuration: config, logger: logger, onRunning: Self.announce).runService()
         }
     }
 

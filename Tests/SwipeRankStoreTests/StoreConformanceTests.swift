@@ -68,6 +68,8 @@ import Testing
         _ = try await store.append([Self.event(.swipe, "s1", client: "s1")], to: "a", expectedVersion: 1, update: StudentUpdate())
         #expect(try await store.append([Self.event(.swipe, "s2", client: "s2")], to: "a", expectedVersion: 1, update: StudentUpdate()) == .conflict)
         #expect(try await store.append([Self.event(.profile, "p")], to: "a", expectedVersion: 0, update: StudentUpdate(profile: Data("q".utf8))) == .conflict)
+        // A version from the future (no such state was ever read) is a conflict too, not a gap in the log.
+        #expect(try await store.append([Self.event(.swipe, "s9")], to: "a", expectedVersion: 7, update: StudentUpdate()) == .conflict)
         // The second event reuses a client id: the whole append is rolled back.
         #expect(try await store.append([Self.event(.swipe, "s3", client: "s3"), Self.event(.swipe, "dup", client: "s1")], to: "a",
                                        expectedVersion: 2, update: StudentUpdate(snapshot: Data("x".utf8))) == .conflict)

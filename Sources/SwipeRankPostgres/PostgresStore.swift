@@ -1,0 +1,447 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import SwipeRankStore
+
+/// The store for several `swiperank serve` instances: students, their event logs and group
+/// sessions in PostgreSQL, with the same contract as `SQLiteStore` (the conformance suite runs
+/// against both).
+///
+/// Writes are serialized per student across instances by the version check: an append locks
+/// the student's row (`SELECT … FOR UPDATE`), compares its version with the one the writer
+/// read and writes the events in the same transaction, so a stale instance gets `.conflict`
+/// and rebuilds (see `ServiceOptions.verifyCachedVersion`). Every query binds its values
+/// (`PostgresQuery` interpolation); no value is ever spliced into SQL text.
+///
+/// The connection pool is a service-lifecycle `Service`: run the store (`run()`, or add it to
+/// a `ServiceGroup`) for as long as it is used.
+public final class PostgresStore: Sendable, Service {
+    private let client: PostgresClient
+    private let logger: Logger
+    /// The schema the tables live in.
+    public let schema: String
+
+    /// Connects to the database a `postgres://user:password@host:port/database` URL names.
+    ///
+    /// - Parameters:
+    ///   - url: The URL; `?sslmode=require` asks for TLS (default: none, for loopback and
+    ///     private networks).
+    ///   - schema: The schema for the tables (created if missing): separate stores in one
+    ///     database, e.g. per test. Letters, digits and `_` only.
+    ///   - maxConnections: The pool's size.
+    ///   - logger: Background log of the pool.
+    /// - Throws: `StoreError` for a URL or schema it cannot use (nothing is connected yet).
+    public init(url: String, schema: String = "public", maxConnections: Int = 20,
+                logger: Logger = Logger(label: "swiperank.postgres")) throws(StoreError) {
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
+              let host = components.host, !host.isEmpty else {
+            throw StoreError("the store URL must look like postgres://user:password@host:5432/database, got \(Self.redacted(url))")
+        }
+        guard !schema.isEmpty, schema.count <= 63,
+              schema.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) && $0.isASCII || $0 == "_" }) else {
+            throw StoreError("a schema name is 1…63 of A–Z a–z 0–9 _, got \(schema)")
+        }
+        let sslmode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
+        let tls: PostgresClient.Configuration.TLS
+        switch sslmode {
+        case "disable": tls = .disable
+        case "require": tls = .require(.makeClientConfiguration())
+        default: throw StoreError("sslmode must be disable or require, got \(sslmode)")
+        }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
+            password: components.password, database: components.path.isEmpty ? nil : String(components.path.dropFirst()), tls: tls)
+        configuration.options.maximumConnections = maxConnections
+        configuration.options.additionalStartupParameters = [("search_path", schema)]
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.logger = logger
+        self.schema = schema
+    }
+
+    private static func redacted(_ url: String) -> String {
+        guard var c = URLComponents(string: url), c.password != nil else { return url }
+        c.password = "***"
+        return c.string ?? "(unreadable URL)"
+    }
+
+    /// Runs the connection pool until cancelled (the `Service` requirement).
+    public func run() async throws {
+        await client.run()
+    }
+
+    // MARK: Migrations
+
+    /// Creates the schema and tables, or brings an older layout up to date. Safe to call from
+    /// several instances at once (an advisory lock serializes them). Call once after `run()`
+    /// started.
+    ///
+    /// - Throws: `StoreError` when the database cannot be reached or migrated.
+    public func migrate() async throws(StoreError) {
+        try await call("migrating the PostgreSQL store") {
+            try await self.client.withTransaction(logger: self.logger) { db in
+                try await db.query("SELECT pg_advisory_xact_lock(hashtext(\(self.schema)))", logger: self.logger)
+                try await db.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \"\(self.schema)\""), logger: self.logger)
+                try await db.query("""
+                    CREATE TABLE IF NOT EXISTS swiperank_migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
+                    """, logger: self.logger)
+                var applied = Set<String>()
+                for try await name in try await db.query("SELECT name FROM swiperank_migrations", logger: self.logger).decode(String.self) {
+                    applied.insert(name)
+                }
+                for (name, statements) in Self.migrations where !applied.contains(name) {
+                    for statement in statements { try await db.query(PostgresQuery(unsafeSQL: statement), logger: self.logger) }
+                    try await db.query("INSERT INTO swiperank_migrations (name) VALUES (\(name))", logger: self.logger)
+                }
+            }
+        }
+    }
+
+    /// The layout, in order; each runs once, in one transaction (constant SQL, no values).
+    static let migrations: [(String, [String])] = [
+        ("v1: students, event log, snapshots", [
+            """
+            CREATE TABLE students (
+                student_id TEXT PRIMARY KEY,
+                profile BYTEA NOT NULL,
+                version BIGINT NOT NULL,
+                profile_version BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL)
+            """,
+            """
+            CREATE TABLE events (
+                student_id TEXT NOT NULL REFERENCES students(student_id) ON DELETE CASCADE,
+                seq BIGINT NOT NULL,
+                kind TEXT NOT NULL,
+                client_id TEXT,
+                request_digest TEXT,
+                payload BYTEA NOT NULL,
+                response BYTEA,
+                created_at BIGINT NOT NULL,
+                PRIMARY KEY (student_id, seq))
+            """,
+            "CREATE UNIQUE INDEX events_by_client_id ON events (student_id, kind, client_id) WHERE client_id IS NOT NULL",
+            """
+            CREATE TABLE snapshots (
+                student_id TEXT PRIMARY KEY REFERENCES students(student_id) ON DELETE CASCADE,
+                version BIGINT NOT NULL,
+                data BYTEA NOT NULL)
+            """,
+        ]),
+        ("v2: group sessions", [
+            """
+            CREATE TABLE groups (
+                group_id TEXT PRIMARY KEY,
+                invite_code TEXT NOT NULL UNIQUE,
+                creator_id TEXT NOT NULL,
+                status TEXT NOT NULL,
+                state BYTEA NOT NULL,
+                version BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL)
+            """,
+            """
+            CREATE TABLE group_members (
+                group_id TEXT NOT NULL REFERENCES groups(group_id) ON DELETE CASCADE,
+                student_id TEXT NOT NULL,
+                PRIMARY KEY (group_id, student_id))
+            """,
+            "CREATE INDEX group_members_by_student ON group_members (student_id)",
+        ]),
+    ]
+
+    /// Runs `body`, turning any failure into a `StoreError` that says what failed (the
+    /// server logs it; clients see only a 500).
+    private func call<T>(_ what: String, _ body: () async throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw Self.wrap(what, error)
+        }
+    }
+
+    /// What went wrong inside a transaction (postgres-nio wraps it).
+    private static func cause(_ error: any Error) -> any Error {
+        guard let transaction = error as? PostgresTransactionError else { return error }
+        return transaction.closureError ?? transaction.commitError ?? transaction.beginError ?? error
+    }
+
+    private static func wrap(_ what: String, _ error: any Error) -> StoreError {
+        let error = cause(error)
+        if let error = error as? StoreError { return error }
+        if let error = error as? PSQLError {
+            return StoreError("\(what) failed: \(error.serverInfo?[.message] ?? String(reflecting: error.code))")
+        }
+        return StoreError("\(what) failed: \(error)")
+    }
+
+    private struct ConflictSignal: Error {}
+
+    private static func isUniqueViolation(_ error: any Error) -> Bool {
+        (cause(error) as? PSQLError)?.serverInfo?[.sqlState] == "23505"
+    }
+}
+
+extension PostgresStore: StudentStore {
+    /// See `StudentStore.student(_:)`.
+    ///
+    /// - Parameter studentID: The student.
+    public func student(_ studentID: String) async throws(StoreError) -> StudentRecord? {
+        try await call("reading a student") {
+            let rows = try await client.query("""
+                SELECT s.student_id, s.profile, s.version, s.profile_version, s.created_at, s.updated_at, n.data, n.version
+                FROM students s LEFT JOIN snapshots n ON n.student_id = s.student_id WHERE s.student_id = \(studentID)
+                """, logger: logger)
+            for try await (id, profile, version, profileVersion, created, updated, snapshot, snapshotVersion)
+                in rows.decode((String, Data, Int, Int, Int64, Int64, Data?, Int?).self) {
+                return StudentRecord(studentID: id, profile: profile, version: version, profileVersion: profileVersion,
+                                     snapshot: snapshot, snapshotVersion: snapshotVersion ?? 0, createdAt: created, updatedAt: updated)
+            }
+            return nil
+        }
+    }
+
+    /// See `StudentStore.events(of:after:kinds:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - studentID: The student.
+    ///   - after: Exclusive lower bound.
+    ///   - kinds: Kinds wanted, nil for all.
+    ///   - limit: At most this many.
+    public func events(of studentID: String, after: Int, kinds: Set<EventKind>?, limit: Int) async throws(StoreError) -> [StoredEvent] {
+        if let kinds, kinds.isEmpty { return [] }
+        return try await call("reading events") {
+            let all = kinds == nil
+            let names = (kinds ?? []).map(\.rawValue).sorted()
+            let rows = try await client.query("""
+                SELECT seq, kind, client_id, request_digest, payload, response, created_at FROM events
+                WHERE student_id = \(studentID) AND seq > \(after) AND (\(all) OR kind = ANY(\(names)))
+                ORDER BY seq LIMIT \(max(1, limit))
+                """, logger: logger)
+            return try await Self.events(rows)
+        }
+    }
+
+    /// See `StudentStore.event(of:kind:clientID:)`.
+    ///
+    /// - Parameters:
+    ///   - studentID: The student.
+    ///   - kind: The kind.
+    ///   - clientID: The client id.
+    public func event(of studentID: String, kind: EventKind, clientID: String) async throws(StoreError) -> StoredEvent? {
+        try await call("reading an event") {
+            let rows = try await client.query("""
+                SELECT seq, kind, client_id, request_digest, payload, response, created_at FROM events
+                WHERE student_id = \(studentID) AND kind = \(kind.rawValue) AND client_id = \(clientID)
+                """, logger: logger)
+            return try await Self.events(rows).first
+        }
+    }
+
+    private static func events(_ rows: PostgresRowSequence) async throws -> [StoredEvent] {
+        var out: [StoredEvent] = []
+        for try await (seq, kind, clientID, digest, payload, response, created)
+            in rows.decode((Int, String, String?, String?, Data, Data?, Int64).self) {
+            out.append(StoredEvent(seq: seq, kind: EventKind(rawValue: kind), clientID: clientID, requestDigest: digest,
+                                   payload: payload, response: response, createdAt: created))
+        }
+        return out
+    }
+
+    /// See `StudentStore.append(_:to:expectedVersion:update:)`: one transaction holding the
+    /// student's row lock, so concurrent writers — on any instance — are serialized.
+    ///
+    /// - Parameters:
+    ///   - events: The events.
+    ///   - studentID: The student.
+    ///   - expectedVersion: The version read.
+    ///   - update: Profile and snapshot changes.
+    public func append(_ events: [StoredEvent], to studentID: String, expectedVersion: Int,
+                       update: StudentUpdate) async throws(StoreError) -> AppendOutcome {
+        precondition(!events.isEmpty, "append needs at least one event")
+        do {
+            return try await client.withTransaction(logger: logger) { db in
+                try await Self.apply(events, studentID, expectedVersion, update, db, self.logger)
+            }
+        } catch where Self.cause(error) is ConflictSignal {
+            return .conflict  // rolled back: nothing written
+        } catch {
+            throw Self.wrap("appending for a student", error)
+        }
+    }
+
+    private static func apply(_ events: [StoredEvent], _ studentID: String, _ expectedVersion: Int, _ update: StudentUpdate,
+                              _ db: PostgresConnection, _ logger: Logger) async throws -> AppendOutcome {
+        var current: Int?
+        for try await version in try await db.query("SELECT version FROM students WHERE student_id = \(studentID) FOR UPDATE",
+                                                    logger: logger).decode(Int.self) {
+            current = version
+        }
+        let now = events[events.count - 1].createdAt
+        if let current {
+            guard current == expectedVersion else { throw ConflictSignal() }
+        } else {
+            guard expectedVersion == 0, let profile = update.profile else { throw ConflictSignal() }
+            // Two first appends racing: the second finds the key taken and conflicts.
+            var inserted = 0
+            for try await _ in try await db.query("""
+                INSERT INTO students (student_id, profile, version, profile_version, created_at, updated_at)
+                VALUES (\(studentID), \(profile), 0, 0, \(events[0].createdAt), \(now))
+                ON CONFLICT (student_id) DO NOTHING RETURNING 1
+                """, logger: logger).decode(Int.self) { inserted += 1 }
+            guard inserted == 1 else { throw ConflictSignal() }
+        }
+        var version = expectedVersion
+        var profileVersion: Int?
+        for e in events {
+            version += 1
+            if e.kind == .profile && profileVersion == nil { profileVersion = version }
+            do {
+                try await db.query("""
+                    INSERT INTO events (student_id, seq, kind, client_id, request_digest, payload, response, created_at)
+                    VALUES (\(studentID), \(version), \(e.kind.rawValue), \(e.clientID), \(e.requestDigest), \(e.payload),
+                            \(e.response), \(e.createdAt))
+                    """, logger: logger)
+            } catch where isUniqueViolation(error) {
+                throw ConflictSignal()  // a client id already taken: the transaction rolls back
+            }
+        }
+        try await db.query("UPDATE students SET version = \(version), updated_at = \(now) WHERE student_id = \(studentID)",
+                           logger: logger)
+        if let profile = update.profile {
+            try await db.query("""
+                UPDATE students SET profile = \(profile), profile_version = \(profileVersion ?? version) WHERE student_id = \(studentID)
+                """, logger: logger)
+        }
+        if let snapshot = update.snapshot {
+            try await db.query("""
+                INSERT INTO snapshots (student_id, version, data) VALUES (\(studentID), \(version), \(snapshot))
+                ON CONFLICT (student_id) DO UPDATE SET version = excluded.version, data = excluded.data
+                """, logger: logger)
+        }
+        return .appended(version: version)
+    }
+
+    /// See `StudentStore.deleteStudent(_:)`.
+    ///
+    /// - Parameter studentID: The student.
+    public func deleteStudent(_ studentID: String) async throws(StoreError) -> Bool {
+        try await call("erasing a student") {
+            try await client.withTransaction(logger: logger) { db in
+                var deleted = 0
+                for try await _ in try await db.query("DELETE FROM students WHERE student_id = \(studentID) RETURNING 1",
+                                                      logger: self.logger).decode(Int.self) { deleted += 1 }
+                return deleted > 0  // events and snapshots go with it (ON DELETE CASCADE)
+            }
+        }
+    }
+
+    /// Runs a trivial query.
+    public func ping() async throws(StoreError) {
+        try await call("pinging PostgreSQL") { try await client.query("SELECT 1", logger: logger) }
+    }
+}
+
+extension PostgresStore: GroupStore {
+    /// See `GroupStore.createGroup(_:)`.
+    ///
+    /// - Parameter group: The group.
+    public func createGroup(_ group: GroupRecord) async throws(StoreError) -> Bool {
+        do {
+            return try await client.withTransaction(logger: logger) { db in
+                    try await db.query("""
+                        INSERT INTO groups (group_id, invite_code, creator_id, status, state, version, created_at, updated_at)
+                        VALUES (\(group.groupID), \(group.inviteCode), \(group.creatorID), \(group.status), \(group.state), 1,
+                                \(group.createdAt), \(group.updatedAt))
+                        """, logger: self.logger)
+                    try await Self.setMembers(group, db, self.logger)
+                    return true
+            }
+        } catch where Self.isUniqueViolation(error) {
+            return false  // the id or the invite code is taken
+        } catch {
+            throw Self.wrap("creating a group", error)
+        }
+    }
+
+    /// See `GroupStore.group(_:)`.
+    ///
+    /// - Parameter groupID: The id.
+    public func group(_ groupID: String) async throws(StoreError) -> GroupRecord? {
+        try await call("reading a group") {
+            try await groups(try await client.query("SELECT \(unescaped: Self.groupColumns) FROM groups g WHERE g.group_id = \(groupID)",
+                                                    logger: logger)).first
+        }
+    }
+
+    /// See `GroupStore.group(inviteCode:)`.
+    ///
+    /// - Parameter inviteCode: The code.
+    public func group(inviteCode: String) async throws(StoreError) -> GroupRecord? {
+        try await call("reading a group") {
+            try await groups(try await client.query("SELECT \(unescaped: Self.groupColumns) FROM groups g WHERE g.invite_code = \(inviteCode)",
+                                                    logger: logger)).first
+        }
+    }
+
+    /// See `GroupStore.updateGroup(_:expectedVersion:)`.
+    ///
+    /// - Parameters:
+    ///   - group: The new record.
+    ///   - expectedVersion: The version read.
+    public func updateGroup(_ group: GroupRecord, expectedVersion: Int) async throws(StoreError) -> AppendOutcome {
+        try await call("updating a group") {
+            try await client.withTransaction(logger: logger) { db in
+                var updated = 0
+                for try await _ in try await db.query("""
+                    UPDATE groups SET status = \(group.status), state = \(group.state), version = version + 1,
+                        updated_at = \(group.updatedAt)
+                    WHERE group_id = \(group.groupID) AND version = \(expectedVersion) RETURNING 1
+                    """, logger: self.logger).decode(Int.self) { updated += 1 }
+                guard updated == 1 else { return AppendOutcome.conflict }
+                try await Self.setMembers(group, db, self.logger)
+                return .appended(version: expectedVersion + 1)
+            }
+        }
+    }
+
+    /// See `GroupStore.groups(ofMember:status:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - studentID: The member.
+    ///   - status: A status filter.
+    ///   - limit: At most this many.
+    public func groups(ofMember studentID: String, status: String?, limit: Int) async throws(StoreError) -> [GroupRecord] {
+        try await call("listing groups") {
+            try await groups(try await client.query("""
+                SELECT \(unescaped: Self.groupColumns) FROM groups g
+                WHERE g.group_id IN (SELECT group_id FROM group_members WHERE student_id = \(studentID))
+                  AND (\(status == nil) OR g.status = \(status ?? ""))
+                ORDER BY g.created_at DESC, g.group_id DESC LIMIT \(max(0, limit))
+                """, logger: logger))
+        }
+    }
+
+    private static let groupColumns = """
+        g.group_id, g.invite_code, g.creator_id, g.status, g.state, g.version, g.created_at, g.updated_at,
+        ARRAY(SELECT m.student_id FROM group_members m WHERE m.group_id = g.group_id ORDER BY m.student_id COLLATE "C")
+        """
+
+    private func groups(_ rows: PostgresRowSequence) async throws -> [GroupRecord] {
+        var out: [GroupRecord] = []
+        for try await (id, code, creator, status, state, version, created, updated, members)
+            in rows.decode((String, String, String, String, Data, Int, Int64, Int64, [String]).self) {
+            out.append(GroupRecord(groupID: id, inviteCode: code, creatorID: creator, status: status, members: members, state: state,
+                                   version: version, createdAt: created, updatedAt: updated))
+        }
+        return out
+    }
+
+    private static func setMembers(_ group: GroupRecord, _ db: PostgresConnection, _ logger: Logger) async throws {
+        try await db.query("DELETE FROM group_members WHERE group_id = \(group.groupID)", logger: logger)
+        try await db.query("""
+            INSERT INTO group_members (group_id, student_id) SELECT \(group.groupID), unnest(\(group.members)) ON CONFLICT DO NOTHING
+            """, logger: logger)
+    }
+}
