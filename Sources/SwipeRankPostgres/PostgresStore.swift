@@ -28,16 +28,18 @@ public final class PostgresStore: Sendable, Service {
     ///   - url: The URL; `?sslmode=require` asks for TLS (default: none, for loopback and
     ///     private networks).
     ///   - schema: The schema for the tables (created if missing): separate stores in one
-    ///     database, e.g. per test. Letters, digits and `_` only.
+    ///     database, e.g. per test. Letters, digits and `_` only. nil: the URL's `?schema=`,
+    ///     else `public`.
     ///   - maxConnections: The pool's size.
     ///   - logger: Background log of the pool.
     /// - Throws: `StoreError` for a URL or schema it cannot use (nothing is connected yet).
-    public init(url: String, schema: String = "public", maxConnections: Int = 20,
+    public init(url: String, schema: String? = nil, maxConnections: Int = 20,
                 logger: Logger = Logger(label: "swiperank.postgres")) throws(StoreError) {
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
               let host = components.host, !host.isEmpty else {
             throw StoreError("the store URL must look like postgres://user:password@host:5432/database, got \(Self.redacted(url))")
         }
+        let schema = schema ?? components.queryItems?.first { $0.name == "schema" }?.value ?? "public"
         guard !schema.isEmpty, schema.count <= 63,
               schema.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) && $0.isASCII || $0 == "_" }) else {
             throw StoreError("a schema name is 1…63 of A–Z a–z 0–9 _, got \(schema)")

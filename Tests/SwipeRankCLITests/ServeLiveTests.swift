@@ -12,9 +12,13 @@ struct ServeLiveTests {
         let process = Process()
         var port = 0
 
-        init(database: String) throws {
+        convenience init(database: String) throws {
+            try self.init(arguments: ["--database", database])
+        }
+
+        init(arguments: [String]) throws {
             process.executableURL = CLI.binary
-            process.arguments = ["serve", "--port", "0", "--database", database, "--log-level", "error"]
+            process.arguments = ["serve", "--port", "0", "--log-level", "error"] + arguments
             process.currentDirectoryURL = CLI.root
             let out = Pipe()
             process.standardOutput = out
@@ -100,5 +104,140 @@ struct ServeLiveTests {
         // The deck goes on: no card comes back.
         let (_, next) = try await Self.call(second.port, "GET", "/student/recommendations?count=5&fields=minimal", token: token)
         #expect((next["recommendations"] as? [[String: Any]])?.first?["position"] as? Int == 16)
+    }
+}
+
+
+/// Several instances over one PostgreSQL (`SWIPERANK_POSTGRES_URL`; `bash scripts/test` starts one).
+enum LivePostgres {
+    static var available: Bool { !(ProcessInfo.processInfo.environment["SWIPERANK_POSTGRES_URL"] ?? "").isEmpty }
+}
+
+@Suite("swiperank serve, two instances on PostgreSQL", .serialized, .enabled(if: LivePostgres.available))
+struct MultiInstanceLiveTests {
+    typealias Server = ServeLiveTests.Server
+
+    /// The instances clients may use; one can be killed while clients run.
+    final class Instances: @unchecked Sendable {
+        private let lock = NSLock()
+        private var servers: [Server]
+        init(_ servers: [Server]) { self.servers = servers }
+        var ports: [Int] { lock.withLock { servers.map(\.port) } }
+        func kill(at index: Int) {
+            let server = lock.withLock { servers.remove(at: index) }
+            server.kill()
+        }
+    }
+
+    static func storeURL() -> String {
+        let base = ProcessInfo.processInfo.environment["SWIPERANK_POSTGRES_URL"]!
+        let schema = "live_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        return base + (base.contains("?") ? "&" : "?") + "schema=" + schema
+    }
+
+    static func token(_ student: String) throws -> String {
+        try CLI.run(["token", "--student", student]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// One student's session: 4 decks of 5, each swipe sent to the instance after the deck's
+    /// (alternating), and every swipe sent twice — to both instances — as a retrying client
+    /// would. Returns the swipe ids acknowledged (201 or 200) and the last learning state.
+    static func drive(_ student: String, ports: @escaping @Sendable () -> [Int], rounds: Int = 4,
+                      afterRound: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> (acknowledged: [String], state: [String: Any]) {
+        let token = try token(student)
+        let profile = try String(contentsOf: CLI.root.appendingPathComponent("datasets/sample-profile.json"), encoding: .utf8)
+        /// A request on the first instance that answers (a killed one refuses the connection).
+        func call(_ method: String, _ path: String, body: String? = nil, start: Int) async throws -> (Int, [String: Any]) {
+            let live = ports()
+            var lastError: (any Error)?
+            for k in 0..<live.count {
+                do { return try await ServeLiveTests.call(live[(start + k) % live.count], method, path, token: token, body: body) } catch {
+                    lastError = error
+                }
+            }
+            throw lastError!
+        }
+        let (status, _) = try await call("PUT", "/student/profile", body: profile, start: 0)
+        #expect(status == 201)
+        var acknowledged: [String] = []
+        var state: [String: Any] = [:]
+        for round in 0..<rounds {
+            let (_, deck) = try await call("GET", "/student/recommendations?count=5&fields=minimal", start: round)
+            for (i, card) in (deck["recommendations"] as? [[String: Any]] ?? []).enumerated() {
+                let id = "\(student)-\(round)-\(i)"
+                let body = #"{"swipe_id":"\#(id)","school_id":"\#(card["school_id"] as! String)","action":"\#((round + i) % 3 == 0 ? "like" : "dislike")","timestamp":\#(round * 10 + i)}"#
+                var answers: [Int] = []
+                for attempt in 0..<2 {
+                    let (s, reply) = try await call("POST", "/student/swipe", body: body, start: round + 1 + attempt)
+                    answers.append(s)
+                    state = reply
+                }
+                // The first is recorded, the retry on the other instance replays it. (A first
+                // attempt cut off by the SIGKILL may have been recorded already: then both replay.)
+                #expect(answers[1] == 200 && [200, 201].contains(answers[0]), "\(id): \(answers)")
+                acknowledged.append(id)
+            }
+            afterRound(round)
+        }
+        return (acknowledged, state)
+    }
+
+    static func stored(_ student: String, port: Int) async throws -> (ids: [String], state: [String: Any]) {
+        let token = try token(student)
+        let (_, export) = try await ServeLiveTests.call(port, "GET", "/student/export", token: token)
+        let ids = (export["events"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "swipe" }
+            .compactMap { ($0["data"] as? [String: Any])?["swipe_id"] as? String }
+        let (_, state) = try await ServeLiveTests.call(port, "GET", "/student/learning-state", token: token)
+        return (ids, state)
+    }
+
+    static func weights(_ state: [String: Any]) -> [String: Double] {
+        ((state["learning_state"] as? [String: Any])?["preference_weights"] as? [String: Double]) ?? [:]
+    }
+
+    @Test("students alternating between two instances: the same state as one instance; a SIGKILL loses and doubles nothing")
+    func twoInstances() async throws {
+        let url = Self.storeURL()
+        let a = try Server(arguments: ["--store", url])
+        defer { a.kill() }
+        let instances = Instances([a, try Server(arguments: ["--store", url])])
+        let ports: @Sendable () -> [Int] = { instances.ports }
+
+        // Reference: the same requests on one instance with its own SQLite file.
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-multi-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let single = try Server(database: dir.appendingPathComponent("ref.sqlite").path)
+        let singlePort = single.port
+        let reference = try await Self.drive("ref", ports: { [singlePort] })
+        single.kill()
+
+        // Two students at once on both instances, no failure: each ends where the single
+        // instance ended (same decks, same swipes, same learned weights).
+        async let s1 = Self.drive("ref", ports: ports)
+        async let s2 = Self.drive("two", ports: ports)
+        let (r1, r2) = try await (s1, s2)
+        #expect(r1.acknowledged == reference.acknowledged)
+        #expect(Self.weights(r1.state) == Self.weights(reference.state) && !Self.weights(r1.state).isEmpty)
+        #expect(r2.acknowledged.count == 20)
+
+        // Now B is killed with SIGKILL after the second round of one student while another
+        // student keeps going; clients fall back to A.
+        async let s3 = Self.drive("kill-1", ports: ports, afterRound: { round in
+            if round == 1 { instances.kill(at: 1) }
+        })
+        async let s4 = Self.drive("kill-2", ports: ports)
+        let (r3, r4) = try await (s3, s4)
+        // A fresh instance reads the database: every acknowledged swipe once, in order.
+        let c = try Server(arguments: ["--store", url])
+        defer { c.kill() }
+        for r in [r1, r2, r3, r4] {
+            let student = r.acknowledged[0].split(separator: "-").dropLast(2).joined(separator: "-")
+            let stored = try await Self.stored(student, port: c.port)
+            #expect(stored.ids == r.acknowledged, "\(student)")
+            #expect(stored.state["total_swipes"] as? Int == r.acknowledged.count)
+            #expect(Self.weights(stored.state) == Self.weights(r.state), "\(student)")
+        }
+        _ = r4
     }
 }
