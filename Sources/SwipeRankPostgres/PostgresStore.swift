@@ -151,6 +151,21 @@ public final class PostgresStore: Sendable, Service {
             """,
             "CREATE INDEX group_members_by_student ON group_members (student_id)",
         ]),
+        ("v3: app events", [
+            """
+            CREATE TABLE app_events (
+                student_id TEXT NOT NULL,
+                seq BIGINT NOT NULL,
+                event_id TEXT NOT NULL,
+                type TEXT NOT NULL,
+                payload TEXT NOT NULL,
+                occurred_at BIGINT NOT NULL,
+                received_at BIGINT NOT NULL,
+                PRIMARY KEY (student_id, seq),
+                UNIQUE (student_id, event_id))
+            """,
+            "CREATE INDEX app_events_by_time ON app_events (received_at)",
+        ]),
     ]
 
     /// Runs `body`, turning any failure into a `StoreError` that says what failed (the
@@ -332,10 +347,28 @@ extension PostgresStore: StudentStore {
         try await call("erasing a student") {
             try await client.withTransaction(logger: logger) { db in
                 var deleted = 0
+                for try await _ in try await db.query("DELETE FROM app_events WHERE student_id = \(studentID) RETURNING 1",
+                                                      logger: self.logger).decode(Int.self) { deleted += 1 }
                 for try await _ in try await db.query("DELETE FROM students WHERE student_id = \(studentID) RETURNING 1",
                                                       logger: self.logger).decode(Int.self) { deleted += 1 }
-                return deleted > 0  // events and snapshots go with it (ON DELETE CASCADE)
+                return deleted > 0  // events and snapshots go with the student (ON DELETE CASCADE)
             }
+        }
+    }
+
+    /// See `StudentStore.studentIDs(after:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - after: Exclusive lower bound (byte order).
+    ///   - limit: At most this many.
+    public func studentIDs(after: String?, limit: Int) async throws(StoreError) -> [String] {
+        try await call("listing students") {
+            var ids: [String] = []
+            for try await id in try await client.query("""
+                SELECT student_id FROM students WHERE \(after == nil) OR student_id COLLATE "C" > \(after ?? "")
+                ORDER BY student_id COLLATE "C" LIMIT \(max(0, limit))
+                """, logger: logger).decode(String.self) { ids.append(id) }
+            return ids
         }
     }
 
@@ -445,5 +478,70 @@ extension PostgresStore: GroupStore {
         try await db.query("""
             INSERT INTO group_members (group_id, student_id) SELECT \(group.groupID), unnest(\(group.members)) ON CONFLICT DO NOTHING
             """, logger: logger)
+    }
+}
+
+
+extension PostgresStore: AppEventLog {
+    /// See `AppEventLog.appendAppEvents(_:for:)`: one statement for the whole batch, under a
+    /// per-student advisory lock so positions only grow in commit order (a reader's cursor
+    /// never skips an event committed later with a smaller position).
+    ///
+    /// - Parameters:
+    ///   - events: The events.
+    ///   - studentID: The student.
+    public func appendAppEvents(_ events: [AppEvent], for studentID: String) async throws(StoreError) -> Int {
+        guard !events.isEmpty else { return 0 }
+        return try await call("appending app events") {
+            try await client.withTransaction(logger: logger) { db in
+                try await db.query("SELECT pg_advisory_xact_lock(hashtext('app_events:' || \(studentID)))", logger: self.logger)
+                var base = 0
+                for try await last in try await db.query(
+                    "SELECT COALESCE(MAX(seq), 0) FROM app_events WHERE student_id = \(studentID)", logger: self.logger).decode(Int.self) {
+                    base = last
+                }
+                var added = 0
+                for try await _ in try await db.query("""
+                    INSERT INTO app_events (student_id, seq, event_id, type, payload, occurred_at, received_at)
+                    SELECT \(studentID), \(base) + e.ord, e.id, e.type, e.payload, e.occurred, e.received
+                    FROM unnest(\(events.map(\.eventID)), \(events.map(\.type)), \(events.map(\.payload)),
+                                \(events.map(\.occurredAt)), \(events.map(\.receivedAt)))
+                         WITH ORDINALITY AS e(id, type, payload, occurred, received, ord)
+                    ON CONFLICT (student_id, event_id) DO NOTHING RETURNING 1
+                    """, logger: self.logger).decode(Int.self) { added += 1 }
+                return added
+            }
+        }
+    }
+
+    /// See `AppEventLog.appEvents(of:after:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - studentID: The student.
+    ///   - after: The cursor.
+    ///   - limit: At most this many.
+    public func appEvents(of studentID: String, after: Int, limit: Int) async throws(StoreError) -> [AppEvent] {
+        try await call("reading app events") {
+            var out: [AppEvent] = []
+            for try await (seq, id, type, payload, occurred, received) in try await client.query("""
+                SELECT seq, event_id, type, payload, occurred_at, received_at FROM app_events
+                WHERE student_id = \(studentID) AND seq > \(after) ORDER BY seq LIMIT \(max(0, limit))
+                """, logger: logger).decode((Int, String, String, String, Int64, Int64).self) {
+                out.append(AppEvent(seq: seq, eventID: id, type: type, payload: payload, occurredAt: occurred, receivedAt: received))
+            }
+            return out
+        }
+    }
+
+    /// See `AppEventLog.purgeAppEvents(receivedBefore:)`.
+    ///
+    /// - Parameter time: The cut-off.
+    public func purgeAppEvents(receivedBefore time: Int64) async throws(StoreError) -> Int {
+        try await call("purging app events") {
+            var removed = 0
+            for try await _ in try await client.query("DELETE FROM app_events WHERE received_at < \(time) RETURNING 1",
+                                                      logger: logger).decode(Int.self) { removed += 1 }
+            return removed
+        }
     }
 }

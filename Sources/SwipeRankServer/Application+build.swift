@@ -4,6 +4,7 @@ import JWTKit
 import Logging
 import NIOCore
 import SwipeRank
+import ServiceLifecycle
 import SwipeRankStore
 
 /// Everything `swiperank serve` configures.
@@ -50,9 +51,15 @@ public func buildApplication<M: ServableMatcher>(
         throw AuthSetupError("the development JWT secret is only allowed on a loopback address; set SWIPERANK_JWT_SECRET")
     }
     let (responder, _) = try await buildResponder(engine: engine, store: store, configuration: configuration, logger: logger)
+    var services: [any Service] = []
+    if configuration.service.eventRetentionDays > 0 {
+        services.append(EventRetentionService(store: store, days: configuration.service.eventRetentionDays,
+                                              clock: configuration.service.clock, logger: logger))
+    }
     return Application(
         responder: responder,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "SwipeRank"),
+        services: services,
         onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? configuration.port) },
         logger: logger)
 }
@@ -85,6 +92,9 @@ public func buildResponder<M: ServableMatcher>(
         .add(middleware: StudentAuthMiddleware(keys: keys))
         .add(middleware: RateLimitMiddleware(buckets: buckets))
     StudentController(service: service, groups: groups, metrics: metrics).addRoutes(to: student, table: table)
+    EventController(store: store, engine: engine, options: configuration.service).addRoutes(
+        to: router.group("events").add(middleware: StudentAuthMiddleware(keys: keys)).add(middleware: RateLimitMiddleware(buckets: buckets)),
+        table: table)
     GroupController(service: groups).addRoutes(
         to: router.group("groups").add(middleware: StudentAuthMiddleware(keys: keys)).add(middleware: RateLimitMiddleware(buckets: buckets)),
         table: table)

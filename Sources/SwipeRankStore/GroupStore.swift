@@ -93,5 +93,5 @@ public struct GroupRecord: Sendable, Hashable {
     }
 }
 
-/// Everything the service needs from a store: students and groups.
-public typealias ServiceStore = StudentStore & GroupStore
+/// Everything the service needs from a store: students, groups and the app's events.
+public typealias ServiceStore = StudentStore & GroupStore & AppEventLog

@@ -12,6 +12,7 @@ public final class MemoryStore: StudentStore {
 
     private let students = Mutex<[String: Student]>([:])
     let groupTable = MemoryGroups()
+    let appEventTable = MemoryAppEvents()
 
     /// Creates an empty store.
     public init() {}
@@ -112,7 +113,21 @@ public final class MemoryStore: StudentStore {
     ///
     /// - Parameter studentID: The student.
     public func deleteStudent(_ studentID: String) async throws(StoreError) -> Bool {
-        students.withLock { $0.removeValue(forKey: studentID) != nil }
+        let events = appEventTable.logs.withLock { $0.removeValue(forKey: studentID) != nil }
+        return students.withLock { $0.removeValue(forKey: studentID) != nil } || events
+    }
+
+    /// See `StudentStore.studentIDs(after:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - after: Exclusive lower bound.
+    ///   - limit: At most this many.
+    /// - Complexity: O(n log n) over all students.
+    public func studentIDs(after: String?, limit: Int) async throws(StoreError) -> [String] {
+        students.withLock { all in
+            Array(all.keys.filter { after == nil || Array($0.utf8).lexicographicallyPrecedes(Array(after!.utf8)) == false && $0 != after! }
+                .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.prefix(max(0, limit)))
+        }
     }
 
     /// Always answers.
@@ -185,6 +200,65 @@ extension MemoryStore: GroupStore {
             Array(all.values.filter { $0.members.contains(studentID) && (status == nil || $0.status == status) }
                 .sorted { $0.createdAt != $1.createdAt ? $0.createdAt > $1.createdAt : $0.groupID > $1.groupID }
                 .prefix(max(0, limit)))
+        }
+    }
+}
+
+/// App events in memory: `MemoryStore` keeps them beside its students.
+final class MemoryAppEvents: Sendable {
+    struct Log {
+        var events: [AppEvent] = []
+        var ids: Set<String> = []
+        var lastSeq = 0
+    }
+    let logs = Mutex<[String: Log]>([:])
+    init() {}
+}
+
+extension MemoryStore: AppEventLog {
+    /// See `AppEventLog.appendAppEvents(_:for:)`.
+    ///
+    /// - Parameters:
+    ///   - events: The events.
+    ///   - studentID: The student.
+    public func appendAppEvents(_ events: [AppEvent], for studentID: String) async throws(StoreError) -> Int {
+        appEventTable.logs.withLock { all in
+            var log = all[studentID] ?? MemoryAppEvents.Log()
+            var added = 0
+            for var event in events where log.ids.insert(event.eventID).inserted {
+                log.lastSeq += 1
+                event.seq = log.lastSeq
+                log.events.append(event)
+                added += 1
+            }
+            all[studentID] = log
+            return added
+        }
+    }
+
+    /// See `AppEventLog.appEvents(of:after:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - studentID: The student.
+    ///   - after: The cursor.
+    ///   - limit: At most this many.
+    public func appEvents(of studentID: String, after: Int, limit: Int) async throws(StoreError) -> [AppEvent] {
+        appEventTable.logs.withLock { all in Array((all[studentID]?.events ?? []).filter { $0.seq > after }.prefix(max(0, limit))) }
+    }
+
+    /// See `AppEventLog.purgeAppEvents(receivedBefore:)`.
+    ///
+    /// - Parameter time: The cut-off.
+    public func purgeAppEvents(receivedBefore time: Int64) async throws(StoreError) -> Int {
+        appEventTable.logs.withLock { all in
+            var removed = 0
+            for key in all.keys {
+                let before = all[key]!.events.count
+                all[key]!.events.removeAll { $0.receivedAt < time }
+                all[key]!.ids = Set(all[key]!.events.map(\.eventID))  // a purged id is new again, as in SQL
+                removed += before - all[key]!.events.count
+            }
+            return removed
         }
     }
 }

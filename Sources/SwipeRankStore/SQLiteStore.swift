@@ -111,6 +111,22 @@ public final class SQLiteStore: StudentStore {
                 CREATE INDEX group_members_by_student ON group_members(student_id);
                 """)
         }
+        migrator.registerMigration("v4: app events") { db in
+            try db.execute(sql: """
+                CREATE TABLE app_events (
+                    student_id TEXT NOT NULL,
+                    seq INTEGER NOT NULL,
+                    event_id TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    payload TEXT NOT NULL,
+                    occurred_at INTEGER NOT NULL,
+                    received_at INTEGER NOT NULL,
+                    PRIMARY KEY (student_id, seq)
+                ) WITHOUT ROWID;
+                CREATE UNIQUE INDEX app_events_by_id ON app_events(student_id, event_id);
+                CREATE INDEX app_events_by_time ON app_events(received_at);
+                """)
+        }
         return migrator
     }
 
@@ -272,13 +288,27 @@ public final class SQLiteStore: StudentStore {
     public func deleteStudent(_ studentID: String) async throws(StoreError) -> Bool {
         do {
             return try await pool.write { db in
+                try db.execute(sql: "DELETE FROM app_events WHERE student_id = ?", arguments: [studentID])
+                let hadEvents = db.changesCount > 0
                 try db.execute(sql: "DELETE FROM events WHERE student_id = ?", arguments: [studentID])
                 try db.execute(sql: "DELETE FROM snapshots WHERE student_id = ?", arguments: [studentID])
                 try db.execute(sql: "DELETE FROM students WHERE student_id = ?", arguments: [studentID])
-                return db.changesCount > 0
+                return db.changesCount > 0 || hadEvents
             }
         } catch {
             throw StoreError("erasing a student failed: \(error)")
+        }
+    }
+
+    /// See `StudentStore.studentIDs(after:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - after: Exclusive lower bound.
+    ///   - limit: At most this many.
+    public func studentIDs(after: String?, limit: Int) async throws(StoreError) -> [String] {
+        try await read { db in
+            try String.fetchAll(db, sql: "SELECT student_id FROM students WHERE ? IS NULL OR student_id > ? ORDER BY student_id LIMIT ?",
+                                arguments: [after, after, max(0, limit)])
         }
     }
 
@@ -464,6 +494,71 @@ extension SQLiteStore: GroupStore {
             return GroupRecord(groupID: id, inviteCode: row["invite_code"], creatorID: row["creator_id"], status: row["status"],
                                members: members, state: row["state"], version: row["version"], createdAt: row["created_at"],
                                updatedAt: row["updated_at"])
+        }
+    }
+}
+
+
+extension SQLiteStore: AppEventLog {
+    /// See `AppEventLog.appendAppEvents(_:for:)`: one transaction; SQLite's single writer
+    /// makes `max(seq) + 1` safe.
+    ///
+    /// - Parameters:
+    ///   - events: The events.
+    ///   - studentID: The student.
+    public func appendAppEvents(_ events: [AppEvent], for studentID: String) async throws(StoreError) -> Int {
+        do {
+            return try await pool.write { db in
+                var seq = try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM app_events WHERE student_id = ?",
+                                           arguments: [studentID]) ?? 0
+                let insert = try db.cachedStatement(sql: """
+                    INSERT OR IGNORE INTO app_events (student_id, seq, event_id, type, payload, occurred_at, received_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """)
+                var added = 0
+                for e in events {
+                    try insert.execute(arguments: [studentID, seq + 1, e.eventID, e.type, e.payload, e.occurredAt, e.receivedAt])
+                    if db.changesCount > 0 {
+                        seq += 1
+                        added += 1
+                    }
+                }
+                return added
+            }
+        } catch {
+            throw StoreError("appending app events failed: \(error)")
+        }
+    }
+
+    /// See `AppEventLog.appEvents(of:after:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - studentID: The student.
+    ///   - after: The cursor.
+    ///   - limit: At most this many.
+    public func appEvents(of studentID: String, after: Int, limit: Int) async throws(StoreError) -> [AppEvent] {
+        try await read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT seq, event_id, type, payload, occurred_at, received_at FROM app_events
+                WHERE student_id = ? AND seq > ? ORDER BY seq LIMIT ?
+                """, arguments: [studentID, after, max(0, limit)]).map { row in
+                AppEvent(seq: row["seq"], eventID: row["event_id"], type: row["type"], payload: row["payload"],
+                         occurredAt: row["occurred_at"], receivedAt: row["received_at"])
+            }
+        }
+    }
+
+    /// See `AppEventLog.purgeAppEvents(receivedBefore:)`.
+    ///
+    /// - Parameter time: The cut-off.
+    public func purgeAppEvents(receivedBefore time: Int64) async throws(StoreError) -> Int {
+        do {
+            return try await pool.write { db in
+                try db.execute(sql: "DELETE FROM app_events WHERE received_at < ?", arguments: [time])
+                return db.changesCount
+            }
+        } catch {
+            throw StoreError("purging app events failed: \(error)")
         }
     }
 }

@@ -64,6 +64,15 @@ public protocol StudentStore: Sendable {
     /// - Throws: `StoreError` if the store cannot be written.
     func deleteStudent(_ studentID: String) async throws(StoreError) -> Bool
 
+    /// Student ids in byte order, after `after` (nil: from the first): for exports that walk
+    /// every student.
+    ///
+    /// - Parameters:
+    ///   - after: Exclusive lower bound.
+    ///   - limit: At most this many.
+    /// - Throws: `StoreError` when the store fails.
+    func studentIDs(after: String?, limit: Int) async throws(StoreError) -> [String]
+
     /// Checks that the store answers (readiness).
     ///
     /// - Throws: `StoreError` when it does not.

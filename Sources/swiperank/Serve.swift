@@ -61,6 +61,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Group deck order: average, least_misery or average_without_misery (env SWIPERANK_GROUP_STRATEGY; default average_without_misery).")
     var groupStrategy: String?
 
+    @Option(help: "Delete app events (POST /events) older than this many days, checked hourly; 0 keeps them (env SWIPERANK_EVENT_RETENTION_DAYS; default 0).")
+    var eventRetentionDays: Int?
+
     @Option(help: "trace, debug, info, notice, warning, error (env SWIPERANK_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -95,6 +98,11 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("--group-strategy must be one of \(GroupStrategy.allCases.map(\.rawValue).joined(separator: ", ")), got \(raw)")
             }
             config.groups.aggregation.strategy = strategy
+        }
+        config.service.eventRetentionDays = try eventRetentionDays
+            ?? Self.int(env["SWIPERANK_EVENT_RETENTION_DAYS"], "SWIPERANK_EVENT_RETENTION_DAYS") ?? 0
+        guard (0...36_500).contains(config.service.eventRetentionDays) else {
+            throw ValidationError("--event-retention-days must be in 0…36500")
         }
         if let path = jwtPublicKey ?? env["SWIPERANK_JWT_PUBLIC_KEY"] {
             let pem = try String(decoding: readInput(path, what: "JWT public key"), as: UTF8.self)

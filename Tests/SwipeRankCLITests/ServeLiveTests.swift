@@ -241,3 +241,54 @@ struct MultiInstanceLiveTests {
         _ = r4
     }
 }
+
+@Suite("serve → swipes → export → evaluate", .serialized)
+struct ExportLiveTests {
+    @Test("what the service logged is exported with probes and propensities and replayed by evaluate")
+    func endToEnd() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-export-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let database = dir.appendingPathComponent("serve.sqlite").path
+        let profile = try String(contentsOf: CLI.root.appendingPathComponent("datasets/sample-profile.json"), encoding: .utf8)
+        let server = try ServeLiveTests.Server(database: database)
+        var logged: [String: [(school: String, like: Bool)]] = [:]
+        do {
+            for student in ["exp-a", "exp-b"] {
+                let token = try CLI.run(["token", "--student", student]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                #expect(try await ServeLiveTests.call(server.port, "PUT", "/student/profile", token: token, body: profile).0 == 201)
+                for round in 0..<2 {
+                    let (_, deck) = try await ServeLiveTests.call(server.port, "GET", "/student/recommendations?count=8&fields=minimal", token: token)
+                    for (i, card) in (deck["recommendations"] as? [[String: Any]] ?? []).enumerated() {
+                        let school = card["school_id"] as! String, like = (i + round) % 2 == 0
+                        let body = #"{"swipe_id":"\#(student)-\#(round)-\#(i)","school_id":"\#(school)","action":"\#(like ? "like" : "dislike")","timestamp":\#(1_700_000_000_000 + round * 100 + i)}"#
+                        #expect(try await ServeLiveTests.call(server.port, "POST", "/student/swipe", token: token, body: body).0 == 201)
+                        logged[student, default: []].append((school, like))
+                    }
+                }
+            }
+        }
+        server.kill()
+        let out = dir.appendingPathComponent("export").path
+        let export = try CLI.run(["export", "--database", database, "--out", out])
+        #expect(export.status == 0 && export.stdout.contains("exported 2 students and 32 swipes"), "\(export.stderr)")
+        let rows = try String(contentsOfFile: out + "/interactions.csv", encoding: .utf8).split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        #expect(rows.first?.joined(separator: ",") == "student_id,item_id,action,timestamp,is_probe,propensity")
+        let body = rows.dropFirst()
+        #expect(body.count == 32)
+        // Every 4th served card is a probe (the engine's rule), and every row has a propensity in (0, 1].
+        #expect(body.filter { $0[4] == "true" }.count == 8)
+        #expect(body.allSatisfy { Double($0[5]).map { $0 > 0 && $0 <= 1 } ?? false })
+        for student in ["exp-a", "exp-b"] {
+            let mine = body.filter { $0[0] == Substring(student) }
+            #expect(mine.map { String($0[1]) } == logged[student]!.map(\.school))
+            #expect(mine.map { $0[2] == "like" } == logged[student]!.map(\.like))
+        }
+        let evaluate = try CLI.run(["evaluate", "--students", out + "/students.csv", "--interactions", out + "/interactions.csv",
+                                    "--swipes", "5"])
+        #expect(evaluate.status == 0, "\(evaluate.stderr)")
+        #expect(evaluate.stdout.lowercased().contains("replay"), "\(evaluate.stdout.prefix(400))")
+        let missing = try CLI.run(["export", "--database", dir.appendingPathComponent("none.sqlite").path, "--out", out])
+        #expect(missing.status != 0 && missing.stderr.contains("no SQLite store"))
+    }
+}

@@ -62,7 +62,8 @@ import Testing
             #expect(replay.status == .ok && replay.headers[.init("Idempotent-Replayed")!] == "true" && replay.body == first.body)
             let reused = try await Self.like(c, group, "ann", id: "a1", option: annDeck[2])
             #expect(reused.status == .conflict && reused.code == "CONFLICT")
-            #expect(try await Self.like(c, group, "ann", id: "a9", option: "no-such-school").status == .notFound)
+            let unknown = try await Self.like(c, group, "ann", id: "a9", option: "no-such-school")
+            #expect(unknown.status == .conflict && unknown.details["reason"] as? String == "not_in_deck")
             // The quorum's like matches.
             let second = try await Self.like(c, group, "bob", id: "b1", option: annDeck[1])
             #expect(second.json["success"] as? Bool == true && second.json["match_found"] as? Bool == true)

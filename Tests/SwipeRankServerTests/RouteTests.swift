@@ -326,6 +326,13 @@ final class FailingStore: StudentStore {
     func ping() async throws(StoreError) { throw StoreError("disk /var/secret.db gone") }
 }
 
+extension FailingStore: AppEventLog {
+    func appendAppEvents(_ events: [AppEvent], for studentID: String) async throws(StoreError) -> Int { throw StoreError("disk /var/secret.db gone") }
+    func appEvents(of studentID: String, after: Int, limit: Int) async throws(StoreError) -> [AppEvent] { throw StoreError("disk /var/secret.db gone") }
+    func purgeAppEvents(receivedBefore time: Int64) async throws(StoreError) -> Int { throw StoreError("disk /var/secret.db gone") }
+    func studentIDs(after: String?, limit: Int) async throws(StoreError) -> [String] { throw StoreError("disk /var/secret.db gone") }
+}
+
 extension FailingStore: GroupStore {
     func createGroup(_ group: GroupRecord) async throws(StoreError) -> Bool { throw StoreError("disk /var/secret.db gone") }
     func group(_ groupID: String) async throws(StoreError) -> GroupRecord? { throw StoreError("disk /var/secret.db gone") }

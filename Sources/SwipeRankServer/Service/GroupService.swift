@@ -269,7 +269,8 @@ final class GroupService<M: ServableMatcher>: Sendable {
         case .voteIDReused: APIError.conflict(error.message, details: ["field": .string("like_id")])
         case .notMember: notMember
         case .notCreator: APIError(.forbidden, code: "ACCESS_DENIED", message: error.message)
-        case .unknownOption: APIError.notFound(error.message, details: ["resource": .string("option"), "field": .string("option_id")])
+        // Like a swipe on a card never served (409): the session exists; the option is not dealt yet.
+        case .unknownOption: APIError.conflict(error.message, details: ["reason": .string("not_in_deck"), "field": .string("option_id")])
         case .invalidSettings: APIError.validation(error.message, field: "quorum_n")
         case .invalidID: APIError.validation(error.message)
         default: APIError.server

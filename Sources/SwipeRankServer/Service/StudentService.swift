@@ -32,6 +32,10 @@ public struct ServiceOptions: Sendable {
     public var maxSyncSwipes = 500
     /// The most events one `GET /student/sync` returns.
     public var maxSyncEvents = 500
+    /// The most app events in one `POST /events`.
+    public var maxEventsPerBatch = 500
+    /// App events older than this many days are deleted (checked hourly); 0 keeps them.
+    public var eventRetentionDays = 0
     /// Check a cached session's version against the store before using it: needed when
     /// several instances share one database, useless (one extra read) with one instance.
     public var verifyCachedVersion = false
