@@ -545,3 +545,28 @@ extension PostgresStore: AppEventLog {
         }
     }
 }
+
+extension PostgresStore: StoreNotifications {
+    /// The channel: one per schema, so stores in separate schemas do not hear each other.
+    private var channel: String { "swiperank_" + schema.lowercased() }
+
+    /// See `StoreNotifications.notify(_:)`: `pg_notify`, delivered to listeners when the
+    /// sending transaction commits.
+    ///
+    /// - Parameter message: The message.
+    public func notify(_ message: String) async throws(StoreError) {
+        try await call("notifying") { try await client.query("SELECT pg_notify(\(channel), \(message))", logger: logger) }
+    }
+
+    /// See `StoreNotifications.listen(_:)`: `LISTEN` on a connection of the pool held for as
+    /// long as it listens.
+    ///
+    /// - Parameter onMessage: Called per message.
+    public func listen(_ onMessage: @escaping @Sendable (String) -> Void) async throws {
+        try await client.withConnection { connection in
+            try await connection.listen(on: channel) { notifications in
+                for try await notification in notifications { onMessage(notification.payload) }
+            }
+        }
+    }
+}

@@ -50,8 +50,9 @@ public func buildApplication<M: ServableMatcher>(
     if configuration.auth.hmacSecret == AuthConfiguration.developmentSecret && !configuration.isLoopback {
         throw AuthSetupError("the development JWT secret is only allowed on a loopback address; set SWIPERANK_JWT_SECRET")
     }
-    let (responder, _) = try await buildResponder(engine: engine, store: store, configuration: configuration, logger: logger)
+    let (responder, _, groups) = try await buildParts(engine: engine, store: store, configuration: configuration, logger: logger)
     var services: [any Service] = []
+    if let relay = groups.relay { services.append(GroupRelayService(relay: relay)) }
     if configuration.service.eventRetentionDays > 0 {
         services.append(EventRetentionService(store: store, days: configuration.service.eventRetentionDays,
                                               clock: configuration.service.clock, logger: logger))
@@ -76,6 +77,14 @@ public func buildApplication<M: ServableMatcher>(
 public func buildResponder<M: ServableMatcher>(
     engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, logger: Logger
 ) async throws -> (RouterResponder<SwipeRankRequestContext>, ServerMetrics) {
+    let (responder, metrics, _) = try await buildParts(engine: engine, store: store, configuration: configuration, logger: logger)
+    return (responder, metrics)
+}
+
+/// The responder, its metrics and the group service (whose relay `buildApplication` runs).
+func buildParts<M: ServableMatcher>(
+    engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, logger: Logger
+) async throws -> (RouterResponder<SwipeRankRequestContext>, ServerMetrics, GroupService<M>) {
     let keys = try await configuration.auth.keys()
     let metrics = ServerMetrics()
     let service = StudentService(engine: engine, store: store, options: configuration.service, logger: logger)
@@ -101,6 +110,6 @@ public func buildResponder<M: ServableMatcher>(
     BatchController(box: box, maxOperations: configuration.maxBatchOperations).addRoutes(to: student, table: table)
     let responder = router.buildResponder()
     box.responder = responder
-    return (responder, metrics)
+    return (responder, metrics, groups)
 }
 

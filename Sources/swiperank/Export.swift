@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import SwipeRank
 import SwipeRankEvaluation
-import SwipeRankPostgres
+import Logging
 import SwipeRankStore
 
 struct Export: AsyncParsableCommand {
@@ -22,23 +22,9 @@ struct Export: AsyncParsableCommand {
         try createOutputFolder(out)
         let env = ProcessInfo.processInfo.environment
         let name = store ?? env["SWIPERANK_STORE"] ?? "sqlite"
-        if name.hasPrefix("postgres://") || name.hasPrefix("postgresql://") {
-            let postgres: PostgresStore
-            do { postgres = try PostgresStore(url: name) } catch { throw CLIError(error.description) }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await postgres.run() }
-                do { try await postgres.migrate() } catch { throw CLIError("\(error)") }
-                try await write(from: postgres)
-                group.cancelAll()
-            }
-        } else if name == "sqlite" {
-            let path = database ?? env["SWIPERANK_DATABASE"] ?? "swiperank.sqlite"
-            guard FileManager.default.fileExists(atPath: path) else { throw CLIError("no SQLite store at \(path)") }
-            let sqlite: SQLiteStore
-            do { sqlite = try SQLiteStore(path: path) } catch { throw CLIError(error.description) }
-            try await write(from: sqlite)
-        } else {
-            throw ValidationError("--store must be sqlite or a postgres:// URL")
+        let path = database ?? env["SWIPERANK_DATABASE"] ?? "swiperank.sqlite"
+        try await withStore(name, sqlitePath: path, mustExist: true, logger: Logger(label: "swiperank.export")) { store, _ in
+            try await write(from: store)
         }
     }
 

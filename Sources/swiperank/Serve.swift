@@ -123,31 +123,16 @@ struct Serve: AsyncParsableCommand {
             logger.warning("using the development JWT secret (loopback only); set SWIPERANK_JWT_SECRET for anything else")
         }
         let storeName = store ?? env["SWIPERANK_STORE"] ?? "sqlite"
+        let path = database ?? env["SWIPERANK_DATABASE"] ?? "swiperank.sqlite"
         do {
-            if storeName.hasPrefix("postgres://") || storeName.hasPrefix("postgresql://") {
-                let postgres: PostgresStore
-                do { postgres = try PostgresStore(url: storeName, logger: logger) } catch { throw CLIError(error.description) }
+            try await withStore(storeName, sqlitePath: path, durability: durability, logger: logger) { store, shared in
+                var config = config
                 // Several instances share the database: a cached session is checked against the
                 // stored version before use.
-                config.service.verifyCachedVersion = true
-                logger.info("starting", metadata: ["store": "postgres", "address": "\(config.host):\(config.port)"])
-                // The pool runs exactly as long as the server: started first (migrations need
-                // it), cancelled once the server has shut down gracefully.
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await postgres.run() }
-                    do { try await postgres.migrate() } catch { throw CLIError("\(error)") }
-                    try await serve(store: postgres, config: config, logger: logger)
-                    group.cancelAll()
-                }
-            } else if storeName == "sqlite" {
-                let path = database ?? env["SWIPERANK_DATABASE"] ?? "swiperank.sqlite"
-                let sqlite: SQLiteStore
-                do { sqlite = try SQLiteStore(path: path, durability: durability) } catch { throw CLIError(error.description) }
-                logger.info("starting", metadata: ["database": "\(path)", "durability": "\(durability.rawValue)",
+                config.service.verifyCachedVersion = shared
+                logger.info("starting", metadata: ["store": "\(shared ? "postgres" : path)", "durability": "\(durability.rawValue)",
                                                    "address": "\(config.host):\(config.port)"])
-                try await serve(store: sqlite, config: config, logger: logger)
-            } else {
-                throw ValidationError("--store must be sqlite or a postgres:// URL")
+                try await serve(store: store, config: config, logger: logger)
             }
         } catch let error as AuthSetupError {
             throw CLIError(error.description)

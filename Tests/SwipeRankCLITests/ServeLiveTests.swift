@@ -240,6 +240,40 @@ struct MultiInstanceLiveTests {
         }
         _ = r4
     }
+
+    @Test("a live group stream on one instance sees the join and the match made on the other (LISTEN/NOTIFY)")
+    func groupEventsAcrossInstances() async throws {
+        let url = Self.storeURL()
+        let a = try Server(arguments: ["--store", url])
+        defer { a.kill() }
+        let b = try Server(arguments: ["--store", url])
+        defer { b.kill() }
+        let ann = try Self.token("x-ann"), bob = try Self.token("x-bob")
+        let (created, group) = try await ServeLiveTests.call(a.port, "POST", "/groups", token: ann,
+                                                             body: #"{"filter":{"state":["MA"]},"quorum_n":2}"#)
+        #expect(created == 201)
+        let id = try #require(group["session_id"] as? String), code = try #require(group["invite_code"] as? String)
+        let aPort = a.port
+        let stream = Task {
+            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(aPort)/groups/\(id)/events")!)
+            request.timeoutInterval = 30
+            request.setValue("Bearer \(ann)", forHTTPHeaderField: "Authorization")
+            return String(decoding: try await URLSession.shared.data(for: request).0, as: UTF8.self)
+        }
+        try await Task.sleep(for: .milliseconds(800))
+        #expect(try await ServeLiveTests.call(b.port, "POST", "/groups/join", token: bob, body: #"{"invite_code":"\#(code)"}"#).0 == 200)
+        let (_, options) = try await ServeLiveTests.call(b.port, "GET", "/groups/\(id)/options?count=1", token: bob)
+        let option = try #require((options["options"] as? [[String: Any]])?.first?["option_id"] as? String)
+        #expect(try await ServeLiveTests.call(a.port, "POST", "/groups/\(id)/likes", token: ann,
+                                              body: #"{"like_id":"a1","option_id":"\#(option)"}"#).0 == 201)
+        let (_, match) = try await ServeLiveTests.call(b.port, "POST", "/groups/\(id)/likes", token: bob,
+                                                       body: #"{"like_id":"b1","option_id":"\#(option)"}"#)
+        #expect(match["match_found"] as? Bool == true)
+        let events = try await stream.value
+        let names = events.split(separator: "\n").filter { $0.hasPrefix("event: ") }.map { String($0.dropFirst(7)) }
+        #expect(names == ["status", "joined", "matched"], "\(events)")
+        #expect(events.contains(#""student_id":"x-bob""#) && events.contains(#"{"matched_option_id":"\#(option)"}"#))
+    }
 }
 
 @Suite("serve → swipes → export → evaluate", .serialized)
@@ -268,6 +302,11 @@ struct ExportLiveTests {
                 }
             }
         }
+        // Every logged deck names the model that served it.
+        let token = try CLI.run(["token", "--student", "exp-a"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let (_, log) = try await ServeLiveTests.call(server.port, "GET", "/student/export", token: token)
+        let decks = (log["events"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "served" }
+        #expect(decks.count == 2 && decks.allSatisfy { (($0["data"] as? [String: Any])?["model_version"] as? String)?.hasPrefix("m1-") == true })
         server.kill()
         let out = dir.appendingPathComponent("export").path
         let export = try CLI.run(["export", "--database", database, "--out", out])

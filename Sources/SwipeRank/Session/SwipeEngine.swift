@@ -163,6 +163,21 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// `Catalog.fingerprint`, computed once: snapshots carry it.
     public let catalogFingerprint: String
 
+    /// Bumped when the learning or serving code changes what a session does with the same
+    /// catalog, configuration and swipes (part of `modelVersion`).
+    public static var algorithmVersion: Int { 1 }
+
+    /// Which model served a card, for impression logs: a digest of `algorithmVersion`, the
+    /// catalog fingerprint and the configuration. Two engines with the same model version
+    /// serve the same cards for the same history; an offline replay compares logs by it.
+    public var modelVersion: String {
+        var hasher = FNV1a64()
+        hasher.combine(UInt64(Self.algorithmVersion))
+        hasher.combine(catalogFingerprint)
+        hasher.combine(String(describing: configuration))
+        return "m\(Self.algorithmVersion)-" + hasher.hexDigest
+    }
+
     /// Creates an engine.
     ///
     /// - Parameters:

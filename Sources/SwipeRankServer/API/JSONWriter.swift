@@ -329,6 +329,10 @@ extension ServedPayload: JSONWritable {
         try w.array(cards)
         w.raw(",\"count\":")
         w.number(count)
+        if let modelVersion {
+            w.raw(",\"model_version\":")
+            w.string(modelVersion)
+        }
         w.raw(",\"preload\":")
         w.bool(preload)
         w.raw("}")

@@ -41,11 +41,13 @@ final class GroupService<M: ServableMatcher>: Sendable {
     let engine: SwipeEngine<M>
     let store: any ServiceStore
     let students: StudentService<M>
-    let hub = GroupEventHub()
+    let hub: GroupEventHub
     let locks = KeyedLock()
     let options: GroupOptions
     let joinBuckets: TokenBuckets
     let logger: Logger
+    /// Other instances' events, when the store is shared (PostgreSQL).
+    let relay: GroupRelay?
 
     init(engine: SwipeEngine<M>, store: any ServiceStore, students: StudentService<M>, options: GroupOptions, logger: Logger) {
         self.engine = engine
@@ -54,6 +56,12 @@ final class GroupService<M: ServableMatcher>: Sendable {
         self.options = options
         self.joinBuckets = TokenBuckets(capacity: options.joinsPerMinute, period: 60)
         self.logger = logger
+        let hub = GroupEventHub()
+        self.hub = hub
+        var generator = ClosureGenerator(source: options.random)
+        relay = (store as? any StoreNotifications).map {
+            GroupRelay(bus: $0, hub: hub, origin: String(generator.next(), radix: 36), logger: logger)
+        }
     }
 
     private var now: Int64 { students.options.clock() }
@@ -313,7 +321,10 @@ final class GroupService<M: ServableMatcher>: Sendable {
                 updated.updatedAt = now
                 switch try await students.storeCall({ try await self.store.updateGroup(updated, expectedVersion: record.version) }) {
                 case let .appended(version):
-                    for event in try outcome.events(version) { hub.publish(group, event) }
+                    for event in try outcome.events(version) {
+                        hub.publish(group, event)
+                        if let relay { await relay.send(group, event) }
+                    }
                     return try outcome.result(version)
                 case .conflict:
                     logger.debug("group write conflict; retrying", metadata: ["group": "\(group)"])

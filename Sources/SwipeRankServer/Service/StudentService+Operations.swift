@@ -24,7 +24,7 @@ extension StudentService {
                 let payload = ServedPayload(count: count, preload: preload, cards: served.map {
                     .init(cardID: $0.cardID, position: $0.position, band: $0.band?.rawValue, isProbe: $0.isProbe,
                           propensity: $0.propensity, predictedMatch: $0.predictedMatch)
-                })
+                }, modelVersion: modelVersion)
                 events.append(StoredEvent(kind: .served, payload: try WireJSON.encode(payload), createdAt: options.clock()))
                 deckID = "deck-\(live.record.version + 1)"
             }

@@ -74,6 +74,8 @@ struct LiveStudent<M: Matcher>: Sendable {
 /// it produced, and only then updates the cache. Knows nothing of HTTP beyond `APIError`.
 final class StudentService<M: ServableMatcher>: Sendable {
     let engine: SwipeEngine<M>
+    /// `engine.modelVersion`, computed once (every served deck's impressions carry it).
+    let modelVersion: String
     let store: any StudentStore
     let options: ServiceOptions
     let cache: LRUCache<LiveStudent<M>>
@@ -82,6 +84,7 @@ final class StudentService<M: ServableMatcher>: Sendable {
 
     init(engine: SwipeEngine<M>, store: any StudentStore, options: ServiceOptions, logger: Logger) {
         self.engine = engine
+        self.modelVersion = engine.modelVersion
         self.store = store
         self.options = options
         self.cache = LRUCache(capacity: options.cacheCapacity)
@@ -334,6 +337,10 @@ struct ServedPayload: Codable, Sendable {
     var count: Int
     var preload: Bool
     var cards: [Card]
+    /// `SwipeEngine.modelVersion` of the engine that served the deck (absent in older logs).
+    var modelVersion: String?
+
+    enum CodingKeys: String, CodingKey { case count, preload, cards, modelVersion = "model_version" }
 }
 
 /// The payload of a `feedback` event.
