@@ -210,6 +210,7 @@ struct MultiInstanceLiveTests {
         let single = try Server(database: dir.appendingPathComponent("ref.sqlite").path)
         let singlePort = single.port
         let reference = try await Self.drive("ref", ports: { [singlePort] })
+        let killReference = try await Self.drive("kill-1", ports: { [singlePort] })
         single.kill()
 
         // Two students at once on both instances, no failure: each ends where the single
@@ -228,6 +229,8 @@ struct MultiInstanceLiveTests {
         })
         async let s4 = Self.drive("kill-2", ports: ports)
         let (r3, r4) = try await (s3, s4)
+        // kill-1 had no request in flight when B died: it ends exactly where one instance ends.
+        #expect(r3.acknowledged == killReference.acknowledged && Self.weights(r3.state) == Self.weights(killReference.state))
         // A fresh instance reads the database: every acknowledged swipe once, in order.
         let c = try Server(arguments: ["--store", url])
         defer { c.kill() }

@@ -174,7 +174,10 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         var hasher = FNV1a64()
         hasher.combine(UInt64(Self.algorithmVersion))
         hasher.combine(catalogFingerprint)
-        hasher.combine(String(describing: configuration))
+        // The configuration's canonical JSON (sorted keys), not a reflection dump.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        hasher.combine(String(decoding: (try? encoder.encode(configuration)) ?? Data(), as: UTF8.self))
         return "m\(Self.algorithmVersion)-" + hasher.hexDigest
     }
 
