@@ -68,6 +68,9 @@ import Testing
             let second = try await Self.like(c, group, "bob", id: "b1", option: annDeck[1])
             #expect(second.json["success"] as? Bool == true && second.json["match_found"] as? Bool == true)
             #expect(second.json["matched_option_id"] as? String == annDeck[1] && second.json["likes"] as? Int == 2)
+            // A replay answers as the first time, even after the match (likes 1, no match yet).
+            let replayLater = try await Self.like(c, group, "ann", id: "a1", option: annDeck[1])
+            #expect(replayLater.status == .ok && replayLater.body == first.body, "\(String(decoding: replayLater.body, as: UTF8.self))")
             let after = try await Self.like(c, group, "bob", id: "b2", option: annDeck[2])
             #expect(after.json["success"] as? Bool == false && after.json["matched_option_id"] as? String == annDeck[1])
             let status = try await c.call(.get, "/groups/\(group)", student: "bob")

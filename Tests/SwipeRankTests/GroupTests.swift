@@ -57,14 +57,14 @@ private struct ReferenceGroup {
         guard deck.contains(option) else { return .fail(.unknownOption) }
         guard !closed else { return .fail(.notOpen) }
         if let matched {
-            let outcome = GroupVoteOutcome(recorded: false, matchFound: true, matchedOption: matched, madeMatch: false)
+            let outcome = GroupVoteOutcome(recorded: false, matchFound: true, matchedOption: matched, madeMatch: false, likes: likes(option))
             accepted.append((id, member, option, action, outcome))
             return .ok(outcome, false)
         }
         // Provisionally recorded, then see whether it made the match.
-        accepted.append((id, member, option, action, GroupVoteOutcome(recorded: true, matchFound: false, matchedOption: nil, madeMatch: false)))
+        accepted.append((id, member, option, action, GroupVoteOutcome(recorded: true, matchFound: false, matchedOption: nil, madeMatch: false, likes: 0)))
         let now = matched
-        let outcome = GroupVoteOutcome(recorded: true, matchFound: now != nil, matchedOption: now, madeMatch: now != nil)
+        let outcome = GroupVoteOutcome(recorded: true, matchFound: now != nil, matchedOption: now, madeMatch: now != nil, likes: likes(option))
         accepted[accepted.count - 1].outcome = outcome
         return .ok(outcome, false)
     }

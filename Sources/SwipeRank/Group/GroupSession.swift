@@ -36,6 +36,8 @@ public struct GroupVoteOutcome: Sendable, Hashable, Codable {
     public let matchedOption: String?
     /// Whether this very vote made the match (true exactly once per session).
     public let madeMatch: Bool
+    /// The voted option's likes right after this vote (so a replay answers the same).
+    public let likes: Int
 
     /// Creates an outcome.
     ///
@@ -44,15 +46,17 @@ public struct GroupVoteOutcome: Sendable, Hashable, Codable {
     ///   - matchFound: Whether there is a match.
     ///   - matchedOption: The matched option.
     ///   - madeMatch: Whether this vote made it.
-    public init(recorded: Bool, matchFound: Bool, matchedOption: String?, madeMatch: Bool) {
+    ///   - likes: The option's likes after the vote.
+    public init(recorded: Bool, matchFound: Bool, matchedOption: String?, madeMatch: Bool, likes: Int) {
         self.recorded = recorded
         self.matchFound = matchFound
         self.matchedOption = matchedOption
         self.madeMatch = madeMatch
+        self.likes = likes
     }
 
     enum CodingKeys: String, CodingKey {
-        case recorded, matchFound = "match_found", matchedOption = "matched_option", madeMatch = "made_match"
+        case recorded, matchFound = "match_found", matchedOption = "matched_option", madeMatch = "made_match", likes
     }
 }
 
@@ -247,7 +251,8 @@ public struct GroupSession: Sendable, Hashable {
         case .closed:
             throw GroupError(.notOpen, "the session is closed")
         case .matched:
-            let outcome = GroupVoteOutcome(recorded: false, matchFound: true, matchedOption: matchedOption, madeMatch: false)
+            let outcome = GroupVoteOutcome(recorded: false, matchFound: true, matchedOption: matchedOption, madeMatch: false,
+                                           likes: likeCount(of: option))
             record(GroupVote(id: voteID, member: member, option: option, action: action, at: at, outcome: outcome))
             return (outcome, false)
         case .open:
@@ -267,7 +272,7 @@ public struct GroupSession: Sendable, Hashable {
             voted[member, default: [:]][option] = .pass
         }
         let outcome = GroupVoteOutcome(recorded: true, matchFound: status == .matched, matchedOption: matchedOption,
-                                       madeMatch: madeMatch)
+                                       madeMatch: madeMatch, likes: likeCount(of: option))
         record(GroupVote(id: voteID, member: member, option: option, action: action, at: at, outcome: outcome))
         return (outcome, false)
     }

@@ -189,7 +189,7 @@ final class GroupService<M: ServableMatcher>: Sendable {
             }
             let outcome = result.outcome
             let body = GroupLikeBody(success: outcome.recorded, matchFound: outcome.matchFound,
-                                     matchedOptionID: outcome.matchedOption, likes: stored.session.likeCount(of: request.optionID))
+                                     matchedOptionID: outcome.matchedOption, likes: outcome.likes)
             let changed = !result.replayed
             return (changed, { version in
                 guard outcome.madeMatch, let option = outcome.matchedOption else { return [] }
