@@ -124,9 +124,10 @@ public final class MemoryStore: StudentStore {
     ///   - limit: At most this many.
     /// - Complexity: O(n log n) over all students.
     public func studentIDs(after: String?, limit: Int) async throws(StoreError) -> [String] {
-        students.withLock { all in
-            Array(all.keys.filter { after == nil || Array($0.utf8).lexicographicallyPrecedes(Array(after!.utf8)) == false && $0 != after! }
-                .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.prefix(max(0, limit)))
+        // Byte order, as the SQL stores compare.
+        func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+        return students.withLock { all in
+            Array(all.keys.filter { id in after.map { precedes($0, id) } ?? true }.sorted(by: precedes).prefix(max(0, limit)))
         }
     }
 

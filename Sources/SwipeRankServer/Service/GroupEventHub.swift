@@ -50,7 +50,4 @@ final class GroupEventHub: Sendable {
         let targets = subscribers.withLock { Array(($0[group] ?? [:]).values) }
         for continuation in targets { continuation.yield(event) }
     }
-
-    /// Current subscriptions of `group` (tests wait for a subscriber before publishing).
-    func subscriberCount(_ group: String) -> Int { subscribers.withLock { $0[group]?.count ?? 0 } }
 }

@@ -234,11 +234,14 @@ extension StudentService {
     /// The student's raw scores of every item under their current model (the cold start
     /// before any swipe), or nil when the student has no profile.
     func rawScores(_ studentID: String) async throws -> [Double]? {
-        guard try await storeCall({ try await self.store.student(studentID) }) != nil else { return nil }
-        return try await withStudent(studentID) { live in
-            var scores: [Float] = []
-            engine.matcher.catalog.scores(weights: live.session.weights, terms: live.session.student.terms, into: &scores)
-            return ([], StudentUpdate(), scores.map(Double.init))
+        do {
+            return try await withStudent(studentID) { live in
+                var scores: [Float] = []
+                engine.matcher.catalog.scores(weights: live.session.weights, terms: live.session.student.terms, into: &scores)
+                return ([], StudentUpdate(), scores.map(Double.init))
+            }
+        } catch let error as APIError where error.status == .notFound {
+            return nil  // loading found no profile (the only 404 a load gives); no second read to ask first
         }
     }
 
