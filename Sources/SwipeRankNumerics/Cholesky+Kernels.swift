@@ -115,3 +115,62 @@ func givensColumn(_ l: UnsafeMutablePointer<Double>, _ w: UnsafeMutablePointer<D
         i += 1
     }
 }
+
+/// `xᵀA⁻¹x = ‖L⁻¹x‖²` for `count` vectors of `n` values stored one after another in `x`, eight
+/// at a time in the lanes of one `SIMD8`. Each lane does exactly the operations of
+/// `forwardSubstitute` followed by the sum of squares, in the same order: element i of
+/// `L⁻¹x` is `(xᵢ + Σⱼ₍ⱼ₌₀…ᵢ₋₁₎ L[i,j]·(−zⱼ)) / L[i,i]` summed in ascending j there too (the
+/// column-oriented loop adds column j's term to every later element before column j + 1's).
+/// So every result equals the one-vector path bit for bit, while each entry of L is loaded once
+/// per eight vectors instead of once per vector (a probe's candidates share one factor).
+func inverseQuadraticForms(_ l: UnsafeBufferPointer<Double>, _ n: Int, _ x: UnsafeBufferPointer<Double>, _ count: Int,
+                           _ out: UnsafeMutableBufferPointer<Double>) {
+    typealias Lanes = SIMD8<Double>
+    guard n > 0 else {
+        for v in 0..<count { out[v] = 0 }
+        return
+    }
+    // L by rows: row i's entries L[i, 0…i] start at i(i + 1)/2. In the packed columns L[i, j + 1]
+    // comes n − j − 1 entries after L[i, j].
+    let rows = UnsafeMutableBufferPointer<Double>.allocate(capacity: n * (n + 1) / 2)
+    defer { rows.deallocate() }
+    var r = 0
+    for i in 0..<n {
+        var c = i
+        for j in 0...i {
+            rows[r + j] = l[c]
+            c += n - j - 1
+        }
+        r += i + 1
+    }
+    let negated = UnsafeMutableBufferPointer<Lanes>.allocate(capacity: n)
+    defer { negated.deallocate() }
+    let group = UnsafeMutableBufferPointer<Lanes>.allocate(capacity: n)
+    defer { group.deallocate() }
+    var v = 0
+    while v < count {
+        let lanes = min(Lanes.scalarCount, count - v)
+        // The group's vectors lane by lane; unused lanes stay 0 (0 / L[i,i] = 0: nothing
+        // non-finite appears in them).
+        for i in 0..<n { group[i] = Lanes(repeating: 0) }
+        for lane in 0..<lanes {
+            let start = (v + lane) * n
+            for i in 0..<n { group[i][lane] = x[start + i] }
+        }
+        var sum = Lanes(repeating: 0)
+        for i in 0..<n {
+            var s = group[i]
+            let r = i * (i + 1) / 2
+            var j = 0
+            while j < i {
+                s = s + Lanes(repeating: rows[r + j]) * negated[j]
+                j += 1
+            }
+            let z = s / Lanes(repeating: rows[r + i])
+            negated[i] = -z
+            sum = sum + z * z
+        }
+        for lane in 0..<lanes { out[v + lane] = sum[lane] }
+        v += lanes
+    }
+}

@@ -153,9 +153,40 @@ public struct CholeskyFactor: Sendable, Hashable {
     /// `xᵀ A⁻¹ x` for many vectors.
     ///
     /// - Parameter vectors: Vectors of `dimension` values.
-    /// - Returns: One quadratic form per vector.
+    /// - Returns: One quadratic form per vector, each equal to `inverseQuadraticForm` of it
+    ///   bit for bit.
     /// - Complexity: O(dimension² × count).
-    public func inverseQuadraticForms(_ vectors: [[Double]]) -> [Double] { vectors.map(inverseQuadraticForm) }
+    public func inverseQuadraticForms(_ vectors: [[Double]]) -> [Double] {
+        var flat: [Double] = []
+        flat.reserveCapacity(vectors.count * dimension)
+        for x in vectors {
+            precondition(x.count == dimension, "Cholesky: x has \(x.count) values, need \(dimension)")
+            flat.append(contentsOf: x)
+        }
+        return inverseQuadraticForms(flat: flat, count: vectors.count)
+    }
+
+    /// `xᵀ A⁻¹ x` for `count` vectors stored one after another, several at a time (each entry
+    /// of the factor is read once per eight vectors).
+    ///
+    /// - Parameters:
+    ///   - flat: `count × dimension` values: vector v is `flat[v·dimension ..< (v+1)·dimension]`.
+    ///   - count: How many vectors.
+    /// - Returns: One quadratic form per vector, each equal to `inverseQuadraticForm` of it
+    ///   bit for bit (the same operations in the same order).
+    /// - Complexity: O(dimension² × count).
+    public func inverseQuadraticForms(flat: [Double], count: Int) -> [Double] {
+        precondition(count >= 0 && flat.count == count * dimension,
+                     "Cholesky: \(flat.count) values are not \(count) vectors of \(dimension)")
+        var out = [Double](repeating: 0, count: count)
+        let n = dimension
+        packed.withUnsafeBufferPointer { l in
+            flat.withUnsafeBufferPointer { x in
+                out.withUnsafeMutableBufferPointer { SwipeRankNumerics.inverseQuadraticForms(l, n, x, count, $0) }
+            }
+        }
+        return out
+    }
 
     /// Replaces the factor of `A` by the factor of `A + x xᵀ`.
     ///

@@ -43,6 +43,21 @@ struct CholeskyTests {
         }
     }
 
+    @Test("many quadratic forms at once equal the one-vector path bit for bit", arguments: 0..<20)
+    func batchedQuadraticFormsAreExact(seed: UInt64) throws {
+        var rng = SplitMix64(seed: 500 + seed)
+        let n = seed == 0 ? 0 : Int.random(in: 1...70, using: &rng)
+        let factor = try CholeskyFactor(symmetric: randomSPD(n, using: &rng), dimension: n)
+        // Counts around the lane width (8), including none and a partial last group.
+        for count in [0, 1, 7, 8, 9, 16, 23, Int.random(in: 24...60, using: &rng)] {
+            let vectors = (0..<count).map { _ in (0..<n).map { _ in Double.random(in: -4...4, using: &rng) } }
+            let single = vectors.map(factor.inverseQuadraticForm)
+            let batched = factor.inverseQuadraticForms(flat: vectors.flatMap { $0 }, count: count)
+            #expect(batched.map(\.bitPattern) == single.map(\.bitPattern), "seed \(seed) n \(n) count \(count)")
+            #expect(factor.inverseQuadraticForms(vectors).map(\.bitPattern) == single.map(\.bitPattern))
+        }
+    }
+
     @Test("a rank-1 update equals refactoring A + x xᵀ", arguments: 0..<15)
     func rankOne(seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)

@@ -104,6 +104,24 @@ import Testing
         }
     }
 
+    @Test("full cards written from the summaries written once equal JSONEncoder on every school")
+    func cachedSummaries() throws {
+        let engine = Fixtures.engine
+        let summaries = SummaryJSON(catalog: engine.matcher.catalog)
+        var session = try engine.session(studentID: "json", profile: StudentProfile(homeState: "OH", annualBudget: 25_000), seed: 4)
+        var cards = session.recommendations(count: engine.matcher.catalog.count).recommendations
+        #expect(cards.count == engine.matcher.catalog.count)
+        // A summary that is not the catalog's (another name) is written, not taken from the cache.
+        cards[0].school.name += " (renamed)"
+        for (i, card) in cards.enumerated() {
+            let fast = try WireJSON.encode(CardList([(card, i + 1)], fields: .full, compressed: false, summaries: summaries))
+            let reference = try WireJSON.foundationEncode(CardList([(card, i + 1)], fields: .full, compressed: false))
+            #expect(fast == reference, "school \(card.school.id)")
+        }
+        #expect(summaries.json(of: cards[0].school) == nil)
+        #expect(summaries.json(of: cards[1].school) != nil)
+    }
+
     @Test("a number JSON cannot carry is an error in the writer too")
     func nonFinite() {
         for bad in [Double.nan, .infinity, -.infinity] {

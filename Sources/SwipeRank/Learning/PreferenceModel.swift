@@ -142,6 +142,12 @@ public struct PreferenceModel: Sendable, Codable, Equatable {
     /// - Complexity: O(D² × count).
     public func variances(along vectors: [[Double]]) -> [Double] { factor.inverseQuadraticForms(vectors) }
 
+    /// The posterior variances along `count` vectors stored one after another (D values each):
+    /// the same values as `variances(along:)`, computed several vectors at a time.
+    func variances(alongFlat vectors: [Double], count: Int) -> [Double] {
+        factor.inverseQuadraticForms(flat: vectors, count: count)
+    }
+
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case dimension, priorPrecision, offset, scale, priorMean, mean, factor
     }

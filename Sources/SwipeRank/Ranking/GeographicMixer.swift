@@ -7,6 +7,10 @@ public enum GeoBand: String, Sendable, Hashable, Codable, CaseIterable {
     /// Farther (or no location): discovery, preferring states and regions not shown yet.
     case discovery
 
+    /// The bands by index (nearby, slightly beyond, discovery), without building `allCases`
+    /// each time.
+    static let byIndex: [GeoBand] = allCases
+
     /// The band for a distance.
     ///
     /// - Parameters:
@@ -88,12 +92,16 @@ public struct GeographicMixer: Sendable, Hashable, Codable {
         // Where earlier backfills overshot a band, the sum can exceed count: trim the bands
         // furthest above their share; if short, add to the ones furthest below.
         func surplus(_ b: Int) -> Double { Double(served[b] + quota[b]) - shares[b] * Double(servedTotal + count) }
-        while quota.reduce(0, +) > count {
-            let b = (0..<3).filter { quota[$0] > 0 }.max { surplus($0) < surplus($1) }!
+        // Plain loops over the three bands (this runs for every batch); ties go to the lower
+        // band, as `max(by:)`/`min(by:)` would pick.
+        while quota[0] + quota[1] + quota[2] > count {
+            var b = -1
+            for c in 0..<3 where quota[c] > 0 && (b < 0 || surplus(b) < surplus(c)) { b = c }
             quota[b] -= 1
         }
-        while quota.reduce(0, +) < count {
-            let b = (0..<3).min { surplus($0) < surplus($1) }!
+        while quota[0] + quota[1] + quota[2] < count {
+            var b = 0
+            for c in 1..<3 where surplus(c) < surplus(b) { b = c }
             quota[b] += 1
         }
         var running = served
@@ -108,7 +116,7 @@ public struct GeographicMixer: Sendable, Hashable, Codable {
             }
             quota[best] -= 1
             running[best] += 1
-            plan.append(GeoBand.allCases[best])
+            plan.append(GeoBand.byIndex[best])
         }
         return plan
     }

@@ -139,9 +139,10 @@ extension SchoolMatcher {
         guard abs(x) < 1e15 else { return String(format: "%.3g", x) }
         let n = Int(x.rounded())
         let digits = String(abs(n))
+        let count = digits.utf8.count
         var out = ""
         for (i, ch) in digits.enumerated() {
-            if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
+            if i > 0 && (count - i) % 3 == 0 { out.append(",") }
             out.append(ch)
         }
         return (n < 0 ? "-" : "") + out

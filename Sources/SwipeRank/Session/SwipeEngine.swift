@@ -261,6 +261,16 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         for k in 0..<student.terms.names.count { z[catalog.dimension + k] = Double(student.terms[term: k, item: row]) }
         return z
     }
+
+    /// Appends the combined vector of `row` to `vectors` (what `combinedVector(row:student:)`
+    /// returns, without an array per row).
+    @inline(__always)
+    func appendCombinedVector(row: Int, student: M.Student, to vectors: inout [Double]) {
+        let catalog = matcher.catalog
+        let d = catalog.dimension
+        for j in 0..<d { vectors.append(Double(catalog.features[row, j])) }
+        for k in 0..<student.terms.names.count { vectors.append(Double(student.terms[term: k, item: row])) }
+    }
 }
 
 /// The region of each catalog row as a small integer code, for the discovery novelty bonus.

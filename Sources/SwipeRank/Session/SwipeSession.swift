@@ -89,6 +89,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
     var events: [SessionEvent] = []
     /// The state a session restored from a version-1 snapshot started from (nil otherwise).
     var checkpoint: SessionCheckpoint?
+    /// Per catalog row, its pool (band index, or 0 when not banded): fixed for the student, so
+    /// computed once instead of per row in every batch.
+    let rowPools: [Int8]
 
     init(engine: SwipeEngine<M>, studentID: String, profile: M.Profile, seed: UInt64) throws(DataError) {
         guard studentID.utf8.count <= SwipeSession.maxIDLength else {
@@ -107,17 +110,19 @@ public struct SwipeSession<M: Matcher>: Sendable {
         self.model = model
         self.rng = rng
         regionShown = [Bool](repeating: false, count: engine.regions.names.count)
+        if let preferred = student.preferredDistanceMiles, engine.configuration.geographicMixing {
+            let expansion = engine.configuration.expansion
+            rowPools = student.distances.map { Int8(GeoBand.band(distance: $0, preferred: preferred, expansion: expansion).index) }
+        } else {
+            rowPools = [Int8](repeating: 0, count: engine.matcher.catalog.count)
+        }
     }
 
     /// Whether cards are mixed across geographic bands (the student has a home and mixing is on).
     var isBanded: Bool { student.preferredDistanceMiles != nil && engine.configuration.geographicMixing }
 
     /// The pool (band index 0…2, or 0 when not banded) of a catalog row.
-    func poolIndex(row: Int) -> Int {
-        guard isBanded, let preferred = student.preferredDistanceMiles else { return 0 }
-        return GeoBand.band(distance: student.distances[row], preferred: preferred,
-                            expansion: engine.configuration.expansion).index
-    }
+    func poolIndex(row: Int) -> Int { Int(rowPools[row]) }
 
     /// The current weights (the posterior mean).
     public var weights: PreferenceWeights { model.weights(featureCount: engine.matcher.catalog.dimension) }
@@ -172,8 +177,10 @@ public struct SwipeSession<M: Matcher>: Sendable {
             // Backfill: the planned band, else the next ones in cyclic order.
             let start = planned?.index ?? 0
             let pools = isBanded ? 3 : 1
-            guard let p = (0..<pools).map({ (start + $0) % pools }).first(where: { batch.remaining[$0] > 0 }) else { break }
-            let band: GeoBand? = planned == nil ? nil : GeoBand.allCases[p]
+            var next: Int?
+            for k in 0..<pools where next == nil && batch.remaining[(start + k) % pools] > 0 { next = (start + k) % pools }
+            guard let p = next else { break }
+            let band: GeoBand? = planned == nil ? nil : GeoBand.byIndex[p]
             var row: Int, propensity = 1.0
             let isProbe = engine.probes.isProbe(position: position)
             if isProbe {
@@ -213,10 +220,10 @@ public struct SwipeSession<M: Matcher>: Sendable {
         selector.select(k: window, from: closeness, into: &picked)
         let candidates = picked.map { rows[$0] }
         // A plain loop: a closure here copied the student (all its arrays) once per candidate.
-        var vectors: [[Double]] = []
-        vectors.reserveCapacity(candidates.count)
-        for row in candidates { vectors.append(engine.combinedVector(row: row, student: student)) }
-        let variances = model.variances(along: vectors)
+        var vectors: [Double] = []
+        vectors.reserveCapacity(candidates.count * model.dimension)
+        for row in candidates { engine.appendCombinedVector(row: row, student: student, to: &vectors) }
+        let variances = model.variances(alongFlat: vectors, count: candidates.count)
         let (index, propensity) = ProbeScheduler.draw(uncertainties: variances, temperature: temperature, using: &rng)
         return (candidates[index], propensity)
     }
@@ -400,34 +407,37 @@ struct BatchPools<M: Matcher> {
     init(session: SwipeSession<M>, raw: [Float], count: Int) {
         let n = raw.count
         let pools = session.isBanded ? 3 : 1
-        var poolOfRow = [Int8](repeating: 0, count: n)
+        var poolOfRow = session.rowPools
         for card in session.served { poolOfRow[card.row] = -1 }
         for row in session.judgedRows { poolOfRow[row] = -1 }
-        var rows = [[Int]](repeating: [], count: pools)
-        var scores = [[Float]](repeating: [], count: pools)
         let bonus = session.engine.configuration.discoveryNoveltyBonus
         let regions = session.engine.regions
-        for row in 0..<n where poolOfRow[row] == 0 {
-            let p = session.poolIndex(row: row)
-            var score = raw[row]
-            if pools == 3, p == GeoBand.discovery.index, let code = regions.code(row: row), !session.regionShown[code] {
-                score += bonus
-            }
-            poolOfRow[row] = Int8(p)
-            rows[p].append(row)
-            scores[p].append(score)
-        }
         var best: [[Int]] = []
+        var remaining: [Int] = []
         var selector = TopKSelector()
+        var rows: [Int] = [], scores: [Float] = [], picked: [Int] = []
+        rows.reserveCapacity(n)
+        scores.reserveCapacity(n)
         for p in 0..<pools {
+            // One pass per pool over the row → pool table (cheaper than appending to nested arrays).
+            rows.removeAll(keepingCapacity: true)
+            scores.removeAll(keepingCapacity: true)
+            let code = Int8(p)
+            let novelty = pools == 3 && p == GeoBand.discovery.index
+            for row in 0..<n where poolOfRow[row] == code {
+                var score = raw[row]
+                if novelty, let region = regions.code(row: row), !session.regionShown[region] { score += bonus }
+                rows.append(row)
+                scores.append(score)
+            }
             // Probes may take some of the best, so twice the batch is always enough.
-            var picked: [Int] = []
-            selector.select(k: min(rows[p].count, 2 * count), from: scores[p], into: &picked)
-            best.append(picked.map { rows[p][$0] })
+            selector.select(k: min(rows.count, 2 * count), from: scores, into: &picked)
+            best.append(picked.map { rows[$0] })
+            remaining.append(rows.count)
         }
         self.best = best
         self.cursor = [Int](repeating: 0, count: pools)
-        self.remaining = rows.map(\.count)
+        self.remaining = remaining
         self.poolOfRow = poolOfRow
     }
 

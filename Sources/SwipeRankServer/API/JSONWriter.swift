@@ -17,6 +17,9 @@ struct JSONWriter {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
+    /// Appends JSON written before (by this writer).
+    mutating func raw(_ json: [UInt8]) { bytes.append(contentsOf: json) }
+
     /// `"key":`, escaped (for keys only known at run time).
     mutating func key(_ key: String) {
         string(key)
@@ -198,7 +201,7 @@ extension FullCard: JSONWritable {
             w.number(position)
         }
         w.raw(",\"school\":")
-        try card.school.write(to: &w)
+        if let schoolJSON { w.raw(schoolJSON) } else { try card.school.write(to: &w) }
         w.raw("}")
     }
 }

@@ -220,6 +220,8 @@ struct LearningStateResponse: Codable, Sendable {
 struct FullCard: Encodable {
     var card: Recommendation
     var position: Int?
+    /// `card.school` already written as JSON (`SummaryJSON`), or nil to write it.
+    var schoolJSON: [UInt8]? = nil
 
     enum CodingKeys: String, CodingKey { case position }
 
@@ -303,13 +305,18 @@ enum CardList: Encodable {
     case minimal([MinimalCard])
     case compressed([CompressedCard])
 
-    init(_ cards: [(Recommendation, Int?)], fields: CardFields, compressed: Bool) {
+    /// - Parameters:
+    ///   - cards: Each card with its position, if it has one.
+    ///   - fields: Full or minimal cards.
+    ///   - compressed: Short keys.
+    ///   - summaries: The catalog's summaries as JSON, for full cards (written per card otherwise).
+    init(_ cards: [(Recommendation, Int?)], fields: CardFields, compressed: Bool, summaries: SummaryJSON? = nil) {
         if compressed {
             self = .compressed(cards.map { CompressedCard($0.0, position: $0.1) })
         } else if fields == .minimal {
             self = .minimal(cards.map { MinimalCard($0.0, position: $0.1) })
         } else {
-            self = .full(cards.map { FullCard(card: $0.0, position: $0.1) })
+            self = .full(cards.map { FullCard(card: $0.0, position: $0.1, schoolJSON: summaries?.json(of: $0.0.school)) })
         }
     }
 
@@ -357,4 +364,28 @@ extension ItemSummary.Value {
 
 extension String {
     var nilIfEmpty: String? { isEmpty ? nil : self }
+}
+
+/// Every catalog item's summary as JSON bytes, written once when the service starts: a full
+/// card's school object is the same bytes every time it is served, and writing it (every
+/// attribute, keys sorted) was most of a deck's JSON time.
+struct SummaryJSON: Sendable {
+    private let catalog: Catalog
+    private let bytes: [[UInt8]?]
+
+    /// Writes every item's summary (nil for one the writer refuses, which is then written per card).
+    init(catalog: Catalog) {
+        self.catalog = catalog
+        bytes = (0..<catalog.count).map { row in
+            var w = JSONWriter(capacity: 1_024)
+            return (try? catalog.summary(row: row).write(to: &w)).map { w.bytes }
+        }
+    }
+
+    /// The JSON of `summary` if it is the catalog's summary of its id (what every matcher
+    /// serves), else nil.
+    func json(of summary: ItemSummary) -> [UInt8]? {
+        guard let row = catalog.row(of: summary.id), summary.name == catalog.names[row] else { return nil }
+        return bytes[row]
+    }
 }

@@ -31,7 +31,7 @@ extension StudentService {
             let body = DeckResponse(
                 deckID: deckID,
                 recommendations: CardList(Array(zip(response.recommendations, positions.map { Optional($0) })),
-                                          fields: fields, compressed: compressed),
+                                          fields: fields, compressed: compressed, summaries: summaryJSON),
                 learningState: response.learningState, totalSwipes: response.totalSwipes, preload: preload)
             return (events, StudentUpdate(), try WireJSON.encode(body))
         }
@@ -199,7 +199,7 @@ extension StudentService {
             let saves = try await allEvents(studentID, after: 0, through: live.record.version, kinds: [.save])
             let cards = try cards(for: saves.reversed().map { try JSONDecoder().decode(SavePayload.self, from: $0.payload).schoolID },
                                   session: live.session)
-            return ([], StudentUpdate(), try WireJSON.encode(SavedBody(saved: CardList(cards.map { ($0, nil) }, fields: fields, compressed: false),
+            return ([], StudentUpdate(), try WireJSON.encode(SavedBody(saved: CardList(cards.map { ($0, nil) }, fields: fields, compressed: false, summaries: summaryJSON),
                                                                   count: cards.count)))
         }
     }
@@ -210,7 +210,7 @@ extension StudentService {
             guard let card = try cards(for: [schoolID], session: live.session).first else {
                 throw APIError.notFound("no school \"\(schoolID.prefix(64))\"", details: ["resource": .string("school")])
             }
-            return ([], StudentUpdate(), try WireJSON.encode(CardList([(card, nil)], fields: fields, compressed: false).single))
+            return ([], StudentUpdate(), try WireJSON.encode(CardList([(card, nil)], fields: fields, compressed: false, summaries: summaryJSON).single))
         }
     }
 

@@ -76,6 +76,8 @@ final class StudentService<M: ServableMatcher>: Sendable {
     let engine: SwipeEngine<M>
     /// `engine.modelVersion`, computed once (every served deck's impressions carry it).
     let modelVersion: String
+    /// The catalog's summaries as JSON, for full cards.
+    let summaryJSON: SummaryJSON
     let store: any StudentStore
     let options: ServiceOptions
     let cache: LRUCache<LiveStudent<M>>
@@ -85,6 +87,7 @@ final class StudentService<M: ServableMatcher>: Sendable {
     init(engine: SwipeEngine<M>, store: any StudentStore, options: ServiceOptions, logger: Logger) {
         self.engine = engine
         self.modelVersion = engine.modelVersion
+        self.summaryJSON = SummaryJSON(catalog: engine.matcher.catalog)
         self.store = store
         self.options = options
         self.cache = LRUCache(capacity: options.cacheCapacity)
