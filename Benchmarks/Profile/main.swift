@@ -16,8 +16,8 @@ if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "restore" {
     // 40 swipes, then 100 restores of the snapshot.
     for round in 0..<4 {
         for (i, card) in session.recommendations(count: 10).recommendations.enumerated() {
-            _ = try session.recordSwipe(Swipe(swipeID: "\(round)-\(i)", cardID: card.school.id,
-                                              action: Int(card.school.id)! % 3 == 0 ? .like : .dislike, timestamp: Int64(round * 10 + i)))
+            _ = try session.recordSwipe(Swipe(swipeID: "\(round)-\(i)", cardID: card.item.id,
+                                              action: Int(card.item.id)! % 3 == 0 ? .like : .dislike, timestamp: Int64(round * 10 + i)))
         }
     }
     let snapshot = session.snapshot()
@@ -30,6 +30,6 @@ var total = 0
 for round in 0..<100 {
     let cards = session.recommendations(count: 10).recommendations
     total += cards.count
-    _ = try session.recordSwipe(Swipe(swipeID: "\(round)", cardID: cards[0].school.id, action: .like, timestamp: Int64(round)))
+    _ = try session.recordSwipe(Swipe(swipeID: "\(round)", cardID: cards[0].item.id, action: .like, timestamp: Int64(round)))
 }
 print(total)

@@ -56,11 +56,11 @@ struct Demo: ParsableCommand {
                 let served = session.served[position - 1]
                 let action = simulated.swipe(row: served.row, session: session, using: &rng)
                 if action == .like { likes += 1 }
-                let result = try session.recordSwipe(Swipe(swipeID: "demo-\(position)", cardID: card.school.id, action: action,
+                let result = try session.recordSwipe(Swipe(swipeID: "demo-\(position)", cardID: card.item.id, action: action,
                                                            timestamp: Int64(position)))
                 let state = result.learningState
-                let name = card.school.name.count > 40 ? String(card.school.name.prefix(39)) + "…" : card.school.name
-                let st: String = { if case let .text(s)? = card.school.attributes["state"] { return s }; return "" }()
+                let name = card.item.name.count > 40 ? String(card.item.name.prefix(39)) + "…" : card.item.name
+                let st: String = { if case let .text(s)? = card.item.attributes["state"] { return s }; return "" }()
                 let match = String(format: "%.2f", card.matchScore), progress = String(format: "%.2f", state.progress)
                 print("\(pad(String(position), 3, left: true))  \(pad(name, 40))  \(pad(st, 2))  \(pad(served.band?.rawValue ?? "-", 15))  "
                       + "\(card.isProbe ? "PROBE" : "     ")  \(match)   \(card.grade.rawValue)      \(pad(action.rawValue, 7))  "

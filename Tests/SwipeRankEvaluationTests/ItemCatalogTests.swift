@@ -131,7 +131,7 @@ struct ItemMatcherTests {
                         // "source: category": the item is in that category (or bin).
                         let source = String(sentence[..<colon]), value = String(sentence[sentence.index(colon, offsetBy: 2)...])
                         let j = try #require(catalog.columns.firstIndex { $0.source == source && $0.category == value }, "\(sentence)")
-                        #expect(catalog.features[row, j] == 1, "\(sentence) for \(card.school.id)")
+                        #expect(catalog.features[row, j] == 1, "\(sentence) for \(card.item.id)")
                     } else {
                         // "Higher/Lower source than most (raw)": the raw value against the observed median.
                         let higher = sentence.hasPrefix("Higher ")
@@ -166,7 +166,7 @@ struct ItemEvaluationTests {
         #expect(first.recommendations.map(\.isProbe) == (1...10).map { $0 % 4 == 0 })
         #expect(session.servedPerBand == [5, 3, 2])
         for (i, card) in first.recommendations.enumerated() {
-            _ = try session.recordSwipe(Swipe(swipeID: "w\(i)", cardID: card.school.id, action: i % 3 == 0 ? .like : .dislike,
+            _ = try session.recordSwipe(Swipe(swipeID: "w\(i)", cardID: card.item.id, action: i % 3 == 0 ? .like : .dislike,
                                               timestamp: Int64(i)))
         }
         let data = try JSONEncoder().encode(session.snapshot())

@@ -33,7 +33,7 @@ import Testing
             try await c.createStudent(student)
             for round in 0..<6 {
                 let deck = try await c.deck(student, count: 5)
-                let expected = box.session.recommendations(count: 5).recommendations.map(\.school.id)
+                let expected = box.session.recommendations(count: 5).recommendations.map(\.item.id)
                 #expect(deck == expected, "round \(round)")
                 for (i, school) in deck.enumerated() where box.rng.next() % 5 != 0 {
                     let like = box.rng.next() % 2 == 0
@@ -52,7 +52,7 @@ import Testing
                 }
             }
         }
-        let expectedNext = box.session.recommendations(count: 7).recommendations.map(\.school.id)
+        let expectedNext = box.session.recommendations(count: 7).recommendations.map(\.item.id)
         // A new server over the same file: nothing cached, everything rebuilt from the log.
         try await Harness(store: try SQLiteStore(path: path)).run { c in
             let next = try await c.deck(student, count: 7)

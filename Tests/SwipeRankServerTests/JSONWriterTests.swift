@@ -54,7 +54,7 @@ import Testing
         }
 
         mutating func recommendation() -> Recommendation {
-            Recommendation(school: summary(), matchScore: double(), grade: Grade.allCases[int(Grade.allCases.count)],
+            Recommendation(item: summary(), matchScore: double(), grade: Grade.allCases[int(Grade.allCases.count)],
                            explanations: (0..<int(4)).map { _ in string() }, isProbe: bool(),
                            matchedMajors: (0..<int(3)).map { _ in string() }, distance: bool() ? double() : nil)
         }
@@ -112,14 +112,14 @@ import Testing
         var cards = session.recommendations(count: engine.matcher.catalog.count).recommendations
         #expect(cards.count == engine.matcher.catalog.count)
         // A summary that is not the catalog's (another name) is written, not taken from the cache.
-        cards[0].school.name += " (renamed)"
+        cards[0].item.name += " (renamed)"
         for (i, card) in cards.enumerated() {
             let fast = try WireJSON.encode(CardList([(card, i + 1)], fields: .full, compressed: false, summaries: summaries))
             let reference = try WireJSON.foundationEncode(CardList([(card, i + 1)], fields: .full, compressed: false))
-            #expect(fast == reference, "school \(card.school.id)")
+            #expect(fast == reference, "school \(card.item.id)")
         }
-        #expect(summaries.json(of: cards[0].school) == nil)
-        #expect(summaries.json(of: cards[1].school) != nil)
+        #expect(summaries.json(of: cards[0].item) == nil)
+        #expect(summaries.json(of: cards[1].item) != nil)
     }
 
     @Test("a number JSON cannot carry is an error in the writer too")

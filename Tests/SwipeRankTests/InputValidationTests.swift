@@ -26,7 +26,7 @@ struct InputValidationTests {
                 #expect(cards.count == 10)
                 #expect(cards.allSatisfy { $0.matchScore.isFinite })
                 for (i, card) in cards.enumerated() {
-                    _ = try session.recordSwipe(Swipe(swipeID: "\(round)-\(i)", cardID: card.school.id, action: i % 2 == 0 ? .like : .dislike,
+                    _ = try session.recordSwipe(Swipe(swipeID: "\(round)-\(i)", cardID: card.item.id, action: i % 2 == 0 ? .like : .dislike,
                                                       timestamp: Int64(round * 10 + i)))
                 }
             }
@@ -44,7 +44,7 @@ struct InputValidationTests {
         let matcher = ItemMatcher(catalog: catalog)
         let response = try matcher.recommend(profile: ItemProfile(preferences: ["x": 1]), count: 4)
         #expect(response.recommendations.count == 4)
-        #expect(response.recommendations.first?.school.id == "a")
+        #expect(response.recommendations.first?.item.id == "a")
     }
 
     @Test("a column that overflows Float without standardization is an error naming its cell")
@@ -109,7 +109,7 @@ struct InputValidationTests {
         var session = try engine.session(studentID: "c", profile: Fixtures.bostonStudent, seed: 2)
         let all = session.recommendations(count: .max).recommendations
         #expect(all.count == engine.matcher.catalog.count)
-        #expect(Set(all.map(\.school.id)).count == all.count)
+        #expect(Set(all.map(\.item.id)).count == all.count)
         #expect(session.recommendations(count: .max).recommendations.isEmpty)
         #expect(session.recommendations(count: -3).recommendations.isEmpty)
         #expect(try engine.matcher.recommend(profile: Fixtures.bostonStudent, count: .max).recommendations.count
@@ -249,7 +249,7 @@ struct InputValidationTests {
         var i = 0
         while prompt == nil {
             for card in session.recommendations(count: 4).recommendations where prompt == nil {
-                prompt = try session.recordSwipe(Swipe(swipeID: "f\(i)", cardID: card.school.id, action: .dislike, timestamp: Int64(i))).feedback
+                prompt = try session.recordSwipe(Swipe(swipeID: "f\(i)", cardID: card.item.id, action: .dislike, timestamp: Int64(i))).feedback
                 i += 1
             }
         }
@@ -266,7 +266,7 @@ struct InputValidationTests {
         let card = session.recommendations(count: 1).recommendations[0]
         let before = session.snapshot()
         #expect(throws: SwipeError.self) {
-            try session.recordSwipe(Swipe(swipeID: String(repeating: "a", count: 1_000), cardID: card.school.id, action: .like, timestamp: 1))
+            try session.recordSwipe(Swipe(swipeID: String(repeating: "a", count: 1_000), cardID: card.item.id, action: .like, timestamp: 1))
         }
         #expect(session.snapshot() == before)
     }

@@ -13,13 +13,13 @@ import Testing
         var session = try Self.engine.session(studentID: "j", profile: Fixtures.bostonStudent, seed: 3)
         // The card the cold start would serve first: judging it must push it out of the deck.
         var probe = session
-        let first = probe.recommendations(count: 1).recommendations[0].school.id
+        let first = probe.recommendations(count: 1).recommendations[0].item.id
         let before = session.unseenCount
         let result = try session.recordJudgement(Swipe(swipeID: "/save/\(first)", cardID: first, action: .like, timestamp: 1), weight: 2)
         #expect(result.outcome == .recorded)
         #expect(result.totalSwipes == 1)
         #expect(session.unseenCount == before - 1)
-        let served = session.recommendations(count: 200).recommendations.map(\.school.id)
+        let served = session.recommendations(count: 200).recommendations.map(\.item.id)
         #expect(!served.contains(first))
         // And swiping it is refused: it was never served.
         #expect(throws: SwipeError.self) { try session.recordSwipe(Swipe(swipeID: "s", cardID: first, action: .like, timestamp: 2)) }
@@ -75,7 +75,7 @@ import Testing
                                                weight: 1 + Double(rng.next() % 3))
             } else {
                 let card = session.recommendations(count: 1).recommendations[0]
-                _ = try session.recordSwipe(Swipe(swipeID: "s\(step)", cardID: card.school.id,
+                _ = try session.recordSwipe(Swipe(swipeID: "s\(step)", cardID: card.item.id,
                                                   action: rng.next() % 2 == 0 ? .like : .dislike, timestamp: Int64(step)))
             }
         }

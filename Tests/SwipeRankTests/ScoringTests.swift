@@ -60,7 +60,7 @@ struct ScoringTests {
         let batched = try matcher.recommend(profiles: profiles, count: 10)
         for (p, profile) in profiles.enumerated() {
             let one = try matcher.recommend(profile: profile, count: 10)
-            #expect(batched[p].recommendations.map(\.school.id) == one.recommendations.map(\.school.id))
+            #expect(batched[p].recommendations.map(\.item.id) == one.recommendations.map(\.item.id))
         }
     }
 
@@ -72,7 +72,7 @@ struct ScoringTests {
         let cards = matcher.recommendations(for: student, weights: weights, count: 20, workspace: &workspace)
         let scores = workspace.scores
         let sorted = scores.indices.sorted { scores[$0] > scores[$1] || (scores[$0] == scores[$1] && $0 < $1) }
-        #expect(cards.map(\.school.id) == sorted.prefix(20).map { schools.catalog.ids[$0] })
+        #expect(cards.map(\.item.id) == sorted.prefix(20).map { schools.catalog.ids[$0] })
         #expect(cards.map(\.matchScore) == cards.map(\.matchScore).sorted(by: >))
     }
 
@@ -88,7 +88,7 @@ struct ScoringTests {
                 #expect(card.grade == Grade(matchScore: card.matchScore))
                 #expect(card.explanations.count <= 3)
                 #expect(!card.isProbe)
-                let row = schools.catalog.row(of: card.school.id)!
+                let row = schools.catalog.row(of: card.item.id)!
                 let reference = profile.home!.distanceMiles(to: schools.catalog.locations[row]!)
                 #expect(abs(card.distance! - reference) < 0.5 + reference * 1e-3)
                 let student = try matcher.student(profile)
@@ -155,7 +155,7 @@ struct ScoringTests {
         let nursing = try schools.majors.resolve("Nursing").cipCodes
         func offering(_ r: RecommendationResponse) -> Int {
             r.recommendations.filter { card in
-                nursing.contains { schools.majors.programs[schools.catalog.row(of: card.school.id)!].contains($0) }
+                nursing.contains { schools.majors.programs[schools.catalog.row(of: card.item.id)!].contains($0) }
             }.count
         }
         #expect(offering(withMajor) == 50)

@@ -12,8 +12,8 @@ enum SessionFixtures {
         while done < count {
             let cards = session.recommendations(count: min(batch, count - done)).recommendations
             for card in cards {
-                let action: SwipeAction = Int(card.school.id)! % 2 == 0 ? .like : .dislike
-                _ = try session.recordSwipe(Swipe(swipeID: "s\(start + done)", cardID: card.school.id, action: action,
+                let action: SwipeAction = Int(card.item.id)! % 2 == 0 ? .like : .dislike
+                _ = try session.recordSwipe(Swipe(swipeID: "s\(start + done)", cardID: card.item.id, action: action,
                                                   timestamp: Int64(start + done)))
                 done += 1
             }
@@ -130,13 +130,13 @@ struct SessionTests {
     func rejections() throws {
         var session = try engine.session(studentID: "r", profile: Fixtures.bostonStudent, seed: 6)
         let cards = session.recommendations(count: 2).recommendations
-        _ = try session.recordSwipe(Swipe(swipeID: "a", cardID: cards[0].school.id, action: .like, timestamp: 1))
+        _ = try session.recordSwipe(Swipe(swipeID: "a", cardID: cards[0].item.id, action: .like, timestamp: 1))
         let before = session.snapshot()
         let unserved = Fixtures.schools.catalog.ids.first { id in !session.served.contains { $0.cardID == id } }!
         for (swipe, kind) in [
             (Swipe(swipeID: "b", cardID: "nope", action: .like, timestamp: 2), SwipeError.Kind.unknownCard),
             (Swipe(swipeID: "c", cardID: unserved, action: .like, timestamp: 2), .notServed),
-            (Swipe(swipeID: "d", cardID: cards[0].school.id, action: .dislike, timestamp: 2), .alreadySwiped),
+            (Swipe(swipeID: "d", cardID: cards[0].item.id, action: .dislike, timestamp: 2), .alreadySwiped),
         ] {
             do {
                 _ = try session.recordSwipe(swipe)
@@ -148,7 +148,7 @@ struct SessionTests {
             #expect(session.snapshot() == before)
         }
         // Replaying a swipe id is a no-op, even with other contents.
-        let replay = try session.recordSwipe(Swipe(swipeID: "a", cardID: cards[1].school.id, action: .dislike, timestamp: 9))
+        let replay = try session.recordSwipe(Swipe(swipeID: "a", cardID: cards[1].item.id, action: .dislike, timestamp: 9))
         #expect(replay.outcome == .duplicate && session.snapshot() == before)
     }
 
@@ -159,7 +159,7 @@ struct SessionTests {
         let cards = reference.recommendations(count: 40).recommendations
         var offline = reference
         let swipes = cards.enumerated().map { i, card in
-            Swipe(swipeID: "w\(i)", cardID: card.school.id, action: Bool.random(using: &rng) ? .like : .dislike,
+            Swipe(swipeID: "w\(i)", cardID: card.item.id, action: Bool.random(using: &rng) ? .like : .dislike,
                   timestamp: Int64(100 + i))
         }
         for swipe in swipes { _ = try reference.recordSwipe(swipe) }
@@ -235,9 +235,9 @@ struct FeedbackTests {
             let served = s.served[i]
             // Swipe with the prediction: like what is predicted ≥ 0.5.
             let action: SwipeAction = served.predictedMatch >= 0.5 ? .like : .dislike
-            let result = try s.recordSwipe(Swipe(swipeID: "\(i)", cardID: card.school.id, action: action, timestamp: Int64(i)))
+            let result = try s.recordSwipe(Swipe(swipeID: "\(i)", cardID: card.item.id, action: action, timestamp: Int64(i)))
             if card.isProbe {
-                #expect(result.feedback?.reason == .probe && result.feedback?.cardID == card.school.id)
+                #expect(result.feedback?.reason == .probe && result.feedback?.cardID == card.item.id)
             } else {
                 #expect(result.feedback == nil, "card \(i) predicted \(served.predictedMatch)")
             }
@@ -250,9 +250,9 @@ struct FeedbackTests {
         var s = try session(cooldown: 3)
         let cards = s.recommendations(count: 3).recommendations
         #expect(s.served[0].predictedMatch >= 0.75 && s.served[1].predictedMatch >= 0.75)
-        let first = try s.recordSwipe(Swipe(swipeID: "1", cardID: cards[0].school.id, action: .dislike, timestamp: 1))
+        let first = try s.recordSwipe(Swipe(swipeID: "1", cardID: cards[0].item.id, action: .dislike, timestamp: 1))
         #expect(first.feedback?.reason == .patternBreak)
-        let second = try s.recordSwipe(Swipe(swipeID: "2", cardID: cards[1].school.id, action: .dislike, timestamp: 2))
+        let second = try s.recordSwipe(Swipe(swipeID: "2", cardID: cards[1].item.id, action: .dislike, timestamp: 2))
         #expect(second.feedback == nil, "within the cooldown of 3 swipes")
     }
 
@@ -289,7 +289,7 @@ struct FeedbackTests {
         // The next batch reflects it: cheaper schools than without the answer.
         func meanCost(_ session: inout SwipeSession<SchoolMatcher>) -> Double {
             let costs = session.recommendations(count: 20).recommendations.compactMap { card in
-                schools.estimatedCost(row: schools.catalog.row(of: card.school.id)!, homeState: "MA")
+                schools.estimatedCost(row: schools.catalog.row(of: card.item.id)!, homeState: "MA")
             }
             return costs.reduce(0, +) / Double(costs.count)
         }

@@ -17,8 +17,8 @@ struct SnapshotValidationTests {
         var done = 0
         while done < swipes {
             for card in session.recommendations(count: min(10, swipes - done)).recommendations {
-                let action: SwipeAction = Int(card.school.id)! % 3 == 0 ? .like : .dislike
-                let result = try session.recordSwipe(Swipe(swipeID: "w\(done)", cardID: card.school.id, action: action,
+                let action: SwipeAction = Int(card.item.id)! % 3 == 0 ? .like : .dislike
+                let result = try session.recordSwipe(Swipe(swipeID: "w\(done)", cardID: card.item.id, action: action,
                                                            timestamp: Int64(done)))
                 if let prompt = result.feedback, !answered {
                     try session.submitFeedback(cardID: prompt.cardID, options: [prompt.options[0]])
@@ -279,10 +279,10 @@ struct ServingOrderTests {
                 if banded { bandServed[p] += 1 }
             }
             let cards = session.recommendations(count: count).recommendations
-            #expect(cards.map { catalog.row(of: $0.school.id)! } == expected, "seed \(seed) round \(round)")
+            #expect(cards.map { catalog.row(of: $0.item.id)! } == expected, "seed \(seed) round \(round)")
             for (i, card) in cards.enumerated() {
-                servedRows.insert(catalog.row(of: card.school.id)!)
-                _ = try session.recordSwipe(Swipe(swipeID: "\(round)-\(i)", cardID: card.school.id,
+                servedRows.insert(catalog.row(of: card.item.id)!)
+                _ = try session.recordSwipe(Swipe(swipeID: "\(round)-\(i)", cardID: card.item.id,
                                                   action: Bool.random(using: &rng) ? .like : .dislike, timestamp: Int64(round * 20 + i)))
             }
         }

@@ -179,7 +179,7 @@ let benchmarks: @Sendable () -> Void = {
         BLASThreads.count = 1
         let card = box.value.recommendations(count: 1).recommendations[0]
         benchmark.startMeasurement()
-        blackHole(try box.value.recordSwipe(Swipe(swipeID: card.school.id, cardID: card.school.id, action: .dislike, timestamp: 1)))
+        blackHole(try box.value.recordSwipe(Swipe(swipeID: card.item.id, cardID: card.item.id, action: .dislike, timestamp: 1)))
         benchmark.stopMeasurement()
     } setup: { Box(try! Fixtures.engine.session(studentID: "r", profile: Fixtures.bostonStudent, seed: 2)) }
 
@@ -187,12 +187,12 @@ let benchmarks: @Sendable () -> Void = {
         BLASThreads.count = 1
         let card = box.value.recommendations(count: 1).recommendations[0]
         benchmark.startMeasurement()
-        blackHole(try box.value.recordSwipe(Swipe(swipeID: card.school.id, cardID: card.school.id, action: .dislike, timestamp: 1)))
+        blackHole(try box.value.recordSwipe(Swipe(swipeID: card.item.id, cardID: card.item.id, action: .dislike, timestamp: 1)))
         benchmark.stopMeasurement()
     } setup: {
         let box = Box(try! Fixtures.engine.session(studentID: "r", profile: Fixtures.bostonStudent, seed: 3))
         for card in box.value.recommendations(count: 31).recommendations {
-            _ = try! box.value.recordSwipe(Swipe(swipeID: card.school.id, cardID: card.school.id, action: .like, timestamp: 0))
+            _ = try! box.value.recordSwipe(Swipe(swipeID: card.item.id, cardID: card.item.id, action: .like, timestamp: 0))
         }
         return box
     }

@@ -69,8 +69,8 @@ func swiped(_ engine: SwipeEngine<SchoolMatcher>, id: String, swipes: Int, seed:
     var done = 0
     while done < swipes {
         for card in session.recommendations(count: min(10, swipes - done)).recommendations {
-            _ = try! session.recordSwipe(Swipe(swipeID: "\(id)-\(done)", cardID: card.school.id,
-                                               action: Int(card.school.id)! % 3 == 0 ? .like : .dislike, timestamp: Int64(done)))
+            _ = try! session.recordSwipe(Swipe(swipeID: "\(id)-\(done)", cardID: card.item.id,
+                                               action: Int(card.item.id)! % 3 == 0 ? .like : .dislike, timestamp: Int64(done)))
             done += 1
         }
     }

@@ -1,3 +1,4 @@
+import SwipeRankNumerics
 /// A domain the learning engine can serve: a catalog, how a user's profile becomes terms and
 /// cold-start weights, and how a scored item becomes a card.
 ///
@@ -120,6 +121,39 @@ extension Matcher {
         var workspace = ScoringWorkspace()
         return RecommendationResponse(
             recommendations: recommendations(for: student, weights: weights, count: count, workspace: &workspace),
+            learningState: LearningState(totalSwipes: 0, preferenceWeights: namedWeights(weights)),
+            totalSwipes: 0)
+    }
+
+    /// Stateless recommendations for a profile, skipping items the caller has already shown
+    /// (the plain top of the cold-start ranking among the rest).
+    ///
+    /// - Parameters:
+    ///   - profile: The profile.
+    ///   - count: How many cards; clamped to 0…(items not excluded).
+    ///   - excluded: Item ids to leave out; ids the catalog does not have are ignored (a
+    ///     client's list may name items a newer catalog dropped).
+    /// - Returns: The response, with the cold-start learning state and zero swipes; equal to
+    ///   `recommend(profile:count:)` with the excluded items removed.
+    /// - Throws: `DataError` for an invalid profile.
+    /// - Complexity: O(N × (d + k) + N log count + |excluded|).
+    public func recommend(profile: Profile, count: Int, excluding excluded: Set<String>) throws(DataError) -> RecommendationResponse {
+        let student = try student(profile)
+        let weights = coldStartWeights(for: student)
+        var raw: [Float] = []
+        catalog.scores(weights: weights, terms: student.terms, into: &raw)
+        var skip = [Bool](repeating: false, count: catalog.count)
+        for id in excluded { if let row = catalog.row(of: id) { skip[row] = true } }
+        var rows: [Int] = [], scores: [Float] = []
+        for row in 0..<catalog.count where !skip[row] {
+            rows.append(row)
+            scores.append(raw[row])
+        }
+        var selector = TopKSelector()
+        var picked: [Int] = []
+        selector.select(k: max(0, min(count, rows.count)), from: scores, into: &picked)
+        return RecommendationResponse(
+            recommendations: picked.map { card(row: rows[$0], raw: raw[rows[$0]], student: student, weights: weights, isProbe: false) },
             learningState: LearningState(totalSwipes: 0, preferenceWeights: namedWeights(weights)),
             totalSwipes: 0)
     }

@@ -34,8 +34,9 @@ public struct RecommendationResponse: Sendable, Hashable, Codable {
 
 /// One card.
 public struct Recommendation: Sendable, Hashable, Codable {
-    /// The item (a school), with its display attributes.
-    public var school: ItemSummary
+    /// The item (a school in the college app), with its display attributes. Its JSON key is
+    /// `"school"`, what the app already reads, for any catalog.
+    public var item: ItemSummary
     /// The calibrated match score in [0, 1].
     public var matchScore: Double
     /// The letter grade of `matchScore`.
@@ -49,7 +50,35 @@ public struct Recommendation: Sendable, Hashable, Codable {
     /// Great-circle distance from the student's home in miles; nil without a home.
     public var distance: Double?
 
+    /// The item: the name this property had when every catalog was schools.
+    @available(*, deprecated, renamed: "item")
+    public var school: ItemSummary {
+        get { item }
+        set { item = newValue }
+    }
+
     /// Creates a card.
+    ///
+    /// - Parameters:
+    ///   - item: The item.
+    ///   - matchScore: The match score.
+    ///   - grade: The grade.
+    ///   - explanations: The reasons.
+    ///   - isProbe: Whether it is a probe.
+    ///   - matchedMajors: Matched majors.
+    ///   - distance: Miles from home.
+    public init(item: ItemSummary, matchScore: Double, grade: Grade, explanations: [String],
+                isProbe: Bool, matchedMajors: [String], distance: Double?) {
+        self.item = item
+        self.matchScore = matchScore
+        self.grade = grade
+        self.explanations = explanations
+        self.isProbe = isProbe
+        self.matchedMajors = matchedMajors
+        self.distance = distance
+    }
+
+    /// Creates a card (the initializer's name before `item`).
     ///
     /// - Parameters:
     ///   - school: The item.
@@ -59,19 +88,15 @@ public struct Recommendation: Sendable, Hashable, Codable {
     ///   - isProbe: Whether it is a probe.
     ///   - matchedMajors: Matched majors.
     ///   - distance: Miles from home.
+    @available(*, deprecated, renamed: "init(item:matchScore:grade:explanations:isProbe:matchedMajors:distance:)")
     public init(school: ItemSummary, matchScore: Double, grade: Grade, explanations: [String],
                 isProbe: Bool, matchedMajors: [String], distance: Double?) {
-        self.school = school
-        self.matchScore = matchScore
-        self.grade = grade
-        self.explanations = explanations
-        self.isProbe = isProbe
-        self.matchedMajors = matchedMajors
-        self.distance = distance
+        self.init(item: school, matchScore: matchScore, grade: grade, explanations: explanations, isProbe: isProbe,
+                  matchedMajors: matchedMajors, distance: distance)
     }
 
     enum CodingKeys: String, CodingKey {
-        case school, matchScore = "match_score", grade, explanations, isProbe = "is_probe"
+        case item = "school", matchScore = "match_score", grade, explanations, isProbe = "is_probe"
         case matchedMajors = "matched_majors", distance
     }
 }

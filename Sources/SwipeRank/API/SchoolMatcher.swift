@@ -64,7 +64,7 @@ public struct SchoolMatcher: Matcher {
         // Four decimals for the score and 0.1 mi for the distance: more would be noise from Float.
         let match = (calibration.matchScore(raw: Double(raw)) * 10_000).rounded() / 10_000
         return Recommendation(
-            school: summary(row: row), matchScore: match, grade: Grade(matchScore: match),
+            item: summary(row: row), matchScore: match, grade: Grade(matchScore: match),
             explanations: explanations(row: row, student: student, weights: weights), isProbe: isProbe,
             matchedMajors: student.matchedMajors(row: row, schools: schools),
             distance: row < student.distances.count ? (Double(student.distances[row]) * 10).rounded() / 10 : nil)

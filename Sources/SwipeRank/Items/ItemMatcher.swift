@@ -215,7 +215,7 @@ public struct ItemMatcher: Matcher {
         let match = (calibration.matchScore(raw: Double(raw)) * 10_000).rounded() / 10_000
         let distance = row < student.distances.count && !student.distances[row].isNaN
             ? (Double(student.distances[row]) * 10).rounded() / 10 : nil
-        return Recommendation(school: catalog.summary(row: row), matchScore: match, grade: Grade(matchScore: match),
+        return Recommendation(item: catalog.summary(row: row), matchScore: match, grade: Grade(matchScore: match),
                               explanations: explanations(row: row, student: student, weights: weights), isProbe: isProbe,
                               matchedMajors: [], distance: distance)
     }

@@ -148,7 +148,7 @@ public struct EngineConfiguration: Sendable, Hashable, Codable {
 ///     let engine = SwipeEngine(matcher: SchoolMatcher(schools: schools))
 ///     var session = try engine.session(studentID: "s1", profile: profile, seed: 7)
 ///     let batch = session.recommendations(count: 10)
-///     let result = try session.recordSwipe(Swipe(swipeID: "w1", cardID: batch.recommendations[0].school.id,
+///     let result = try session.recordSwipe(Swipe(swipeID: "w1", cardID: batch.recommendations[0].item.id,
 ///                                                action: .like, timestamp: 1))
 public struct SwipeEngine<M: Matcher>: Sendable {
     /// Scores and cards.

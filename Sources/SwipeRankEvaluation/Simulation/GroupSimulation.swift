@@ -207,8 +207,8 @@ public struct GroupSimulation: Sendable {
             let response = session.recommendations(count: min(10, soloSwipes - done))
             if response.recommendations.isEmpty { break }
             for card in response.recommendations {
-                let row = engine.matcher.catalog.row(of: card.school.id)!
-                let swipe = Swipe(swipeID: "\(id)-\(done)", cardID: card.school.id, action: member.swipe(row: row, using: &answers),
+                let row = engine.matcher.catalog.row(of: card.item.id)!
+                let swipe = Swipe(swipeID: "\(id)-\(done)", cardID: card.item.id, action: member.swipe(row: row, using: &answers),
                                   timestamp: Int64(done))
                 _ = try session.recordSwipe(swipe)
                 done += 1

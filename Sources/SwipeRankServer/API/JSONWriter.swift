@@ -201,7 +201,7 @@ extension FullCard: JSONWritable {
             w.number(position)
         }
         w.raw(",\"school\":")
-        if let schoolJSON { w.raw(schoolJSON) } else { try card.school.write(to: &w) }
+        if let schoolJSON { w.raw(schoolJSON) } else { try card.item.write(to: &w) }
         w.raw("}")
     }
 }

@@ -220,7 +220,7 @@ struct LearningStateResponse: Codable, Sendable {
 struct FullCard: Encodable {
     var card: Recommendation
     var position: Int?
-    /// `card.school` already written as JSON (`SummaryJSON`), or nil to write it.
+    /// `card.item` already written as JSON (`SummaryJSON`), or nil to write it.
     var schoolJSON: [UInt8]? = nil
 
     enum CodingKeys: String, CodingKey { case position }
@@ -246,8 +246,8 @@ struct MinimalCard: Encodable {
     }
 
     init(_ card: Recommendation, position: Int?) {
-        schoolID = card.school.id
-        name = card.school.name
+        schoolID = card.item.id
+        name = card.item.name
         matchScore = card.matchScore
         grade = card.grade
         isProbe = card.isProbe
@@ -268,14 +268,14 @@ struct CompressedCard: Encodable {
     var q: Bool
 
     init(_ card: Recommendation, position: Int?) {
-        i = card.school.id
-        n = card.school.name
-        let city = card.school.attributes["city"]?.text
-        let state = card.school.attributes["state"]?.text
+        i = card.item.id
+        n = card.item.name
+        let city = card.item.attributes["city"]?.text
+        let state = card.item.attributes["state"]?.text
         l = [city, state].compactMap { $0 }.joined(separator: ", ").nilIfEmpty
         // Scores are in 0…1; clamped so no value can trap the conversion.
         m = card.matchScore.isFinite ? Int((min(max(card.matchScore, 0), 1) * 100).rounded()) : 0
-        img = card.school.attributes["image_url"]?.text
+        img = card.item.attributes["image_url"]?.text
         p = position
         q = card.isProbe
     }
@@ -316,7 +316,7 @@ enum CardList: Encodable {
         } else if fields == .minimal {
             self = .minimal(cards.map { MinimalCard($0.0, position: $0.1) })
         } else {
-            self = .full(cards.map { FullCard(card: $0.0, position: $0.1, schoolJSON: summaries?.json(of: $0.0.school)) })
+            self = .full(cards.map { FullCard(card: $0.0, position: $0.1, schoolJSON: summaries?.json(of: $0.0.item)) })
         }
     }
 

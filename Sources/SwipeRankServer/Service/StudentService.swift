@@ -283,7 +283,7 @@ final class StudentService<M: ServableMatcher>: Sendable {
         case .served:
             let deck = try JSONDecoder().decode(ServedPayload.self, from: event.payload)
             let response = session.recommendations(count: deck.count)
-            let ids = response.recommendations.map(\.school.id)
+            let ids = response.recommendations.map(\.item.id)
             guard ids == deck.cards.map(\.cardID) else {
                 throw StoreError("deck \(event.seq) replays as \(ids.prefix(3)), stored \(deck.cards.prefix(3).map(\.cardID))")
             }

@@ -14,7 +14,7 @@ public func fuzzOneInput(_ pointer: UnsafePointer<UInt8>?, _ count: Int) -> Int3
     guard var session = try? engine.session(studentID: "fuzz", profile: profile, seed: 3) else { return 0 }
     for round in 0..<2 {
         for (i, card) in session.recommendations(count: 6).recommendations.enumerated() {
-            let result = try? session.recordSwipe(Swipe(swipeID: "\(round)-\(i)", cardID: card.school.id,
+            let result = try? session.recordSwipe(Swipe(swipeID: "\(round)-\(i)", cardID: card.item.id,
                                                        action: i % 2 == 0 ? .like : .dislike, timestamp: Int64(i)))
             if let prompt = result?.feedback { try? session.submitFeedback(cardID: prompt.cardID, options: prompt.options) }
         }

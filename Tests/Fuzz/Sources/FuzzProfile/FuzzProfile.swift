@@ -15,7 +15,7 @@ public func fuzzOneInput(_ pointer: UnsafePointer<UInt8>?, _ count: Int) -> Int3
         let cards = session.recommendations(count: 5).recommendations
         FuzzProperty.require(cards.allSatisfy { $0.matchScore.isFinite }, "non-finite match score")
         if let first = cards.first {
-            _ = try? session.recordSwipe(Swipe(swipeID: "a", cardID: first.school.id, action: .like, timestamp: 1))
+            _ = try? session.recordSwipe(Swipe(swipeID: "a", cardID: first.item.id, action: .like, timestamp: 1))
             FuzzProperty.require(session.model.mean.allSatisfy { $0.isFinite }, "non-finite model")
         }
     }

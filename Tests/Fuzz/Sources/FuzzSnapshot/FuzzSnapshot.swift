@@ -15,7 +15,7 @@ public func fuzzOneInput(_ pointer: UnsafePointer<UInt8>?, _ count: Int) -> Int3
     FuzzProperty.require((try? engine.restore(again))?.snapshot() == again, "a restored session's snapshot does not restore")
     let cards = session.recommendations(count: 4).recommendations
     if let card = cards.first {
-        _ = try? session.recordSwipe(Swipe(swipeID: "fuzz-next", cardID: card.school.id, action: .dislike, timestamp: 1))
+        _ = try? session.recordSwipe(Swipe(swipeID: "fuzz-next", cardID: card.item.id, action: .dislike, timestamp: 1))
         FuzzProperty.require(session.model.mean.allSatisfy { $0.isFinite }, "non-finite model after a swipe")
     }
     return 0
