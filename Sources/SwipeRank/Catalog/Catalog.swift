@@ -337,6 +337,28 @@ private enum FeatureBuilder {
                                              source: spec.column, role: .category, category: label))
                 values.append(oneHot[k])
             }
+        case let .flag(label):
+            var bits = [Float](repeating: 0, count: n)
+            for (r, row) in table.rows.enumerated() {
+                let cell = row[c].trimmedSpaces
+                if cell.isEmpty {
+                    guard spec.missing == .imputeWithIndicator else {
+                        throw table.error(.missingValue, row: row, column: c, detail: "empty value in required column \"\(spec.column)\"")
+                    }
+                    missing[r] = true   // imputed as 0: the item is not known to have it
+                    continue
+                }
+                switch cell.lowercased() {
+                case "1", "true", "yes", "y": bits[r] = 1
+                case "0", "false", "no", "n": bits[r] = 0
+                default:
+                    throw table.error(.invalidValue, row: row, column: c,
+                                      detail: "\"\(DataError.truncated(cell))\" is not a 0/1 flag in column \"\(spec.column)\" (1, true, yes, y or 0, false, no, n)")
+                }
+            }
+            columns.append(FeatureColumn(name: spec.name, group: spec.group, source: spec.column, role: .flag,
+                                         category: label ?? spec.name))
+            values.append(bits)
         }
         if spec.missing == .imputeWithIndicator {
             columns.append(FeatureColumn(name: "\(spec.name)_missing", group: spec.group,

@@ -77,6 +77,11 @@ public struct FeatureSpec: Sendable {
         /// One 0/1 column per interval `[edges[i-1], edges[i])` of the raw value; `labels` has
         /// `edges.count + 1` names (below the first edge … at or above the last).
         case bins(edges: [Double], labels: [String])
+        /// One 0/1 column: 1 when the item has the property. Cells read `1`, `true`, `yes`, `y`
+        /// or `0`, `false`, `no`, `n` (any case). Not standardized, so its weight reads as how
+        /// much the property itself is liked; explanations say `label` ("Comedy"), or the
+        /// column's name without one.
+        case flag(label: String?)
     }
 
     /// The source column.
@@ -145,6 +150,8 @@ public struct FeatureColumn: Sendable, Hashable, Codable {
         case missingIndicator
         /// Supplied from outside the item CSV (e.g. program shares from a second file).
         case external
+        /// A 0/1 property of the item (`FeatureSpec.Kind.flag`); `category` holds its label.
+        case flag
     }
 
     /// The unique column name, e.g. `sat_avg`, `control=public`, `sat_avg_missing`.
@@ -155,7 +162,7 @@ public struct FeatureColumn: Sendable, Hashable, Codable {
     public let source: String
     /// What produced the column.
     public let role: Role
-    /// The category or bin label for `.category` columns.
+    /// The category or bin label for `.category` columns, the label for `.flag` columns.
     public let category: String?
     /// For standardized values: the mean and standard deviation used, so a raw value maps
     /// back and forth.

@@ -224,6 +224,7 @@ public struct ItemMatcher: Matcher {
     /// stating a fact of the item that pushed its score up:
     ///
     /// - a category column: `cuisine: thai`;
+    /// - a flag the item has: its label (`Comedy`);
     /// - a value column: `Lower price than most (12)` / `Higher rating than most (4.7)`: the raw
     ///   value against the median of the observed raw values when the source column is a
     ///   numeric attribute, else the column's value against its median; only when the item
@@ -283,6 +284,9 @@ public struct ItemMatcher: Matcher {
             return "\(x > 0 ? "Higher" : "Lower") \(column.name) than most"
         case .external:
             return "\(catalog.features[row, j] > 0 ? "High" : "Low") \(column.name)"
+        case .flag:
+            // Only a property the item has can be why it scored higher.
+            return catalog.features[row, j] == 1 ? column.category ?? column.name : nil
         case .missingIndicator:
             return nil
         }

@@ -17,7 +17,8 @@ extension ItemSchema {
     /// Features: `kind` is `numeric` (`transform`: `identity` (default), `log1p` or
     /// `one_minus`; `standardize`: default true), `categorical` (`categories` in column order;
     /// left out: the sorted distinct values) or `bins` (sorted `edges`, one more `labels`
-    /// than edges). `missing`: `impute` (default: median or no category, plus a
+    /// than edges) or `flag` (a 0/1 property: `1`/`true`/`yes`/`y` or `0`/`false`/`no`/`n`;
+    /// `label`: what explanations call it, e.g. "Comedy"). `missing`: `impute` (default: median or no category, plus a
     /// `<name>_missing` indicator column) or `reject`. `name` prefixes the matrix columns
     /// (default: `column`). Every feature needs a `group` (explanations and named weights).
     ///
@@ -71,8 +72,18 @@ extension ItemSchema {
                 }
                 guard Set(labels).count == labels.count else { throw invalid("\(at).labels", "lists a label twice") }
                 kind = .bins(edges: edges, labels: labels)
+            case "flag":
+                if let label = f.label {
+                    guard !label.isEmpty, label.unicodeScalars.count <= 200 else {
+                        throw invalid("\(at).label", "must be 1 to 200 characters")
+                    }
+                }
+                kind = .flag(label: f.label)
             case let other:
-                throw invalid("\(at).kind", "\"\(other)\" is not one of numeric, categorical, bins")
+                throw invalid("\(at).kind", "\"\(other)\" is not one of numeric, categorical, bins, flag")
+            }
+            if f.label != nil, f.kind != "flag" {
+                throw invalid("\(at).label", "applies to flag features only (categories and bins are named by their values)")
             }
             features.append(FeatureSpec(column: f.column, kind: kind, missing: missing, group: f.group, name: f.name))
         }
@@ -112,7 +123,7 @@ extension FeatureSpec {
     var derivedColumnNames: [String] {
         var names: [String] = []
         switch kind {
-        case .numeric: names.append(name)
+        case .numeric, .flag: names.append(name)
         case let .categorical(categories): names += (categories ?? []).map { "\(name)=\($0)" }
         case let .bins(_, labels): names += labels.map { "\(name)=\($0)" }
         }
@@ -145,8 +156,9 @@ private struct SchemaFile: Decodable {
         var categories: [String]?
         var edges: [Double]?
         var labels: [String]?
+        var label: String?
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case column, kind, group, name, transform, standardize, missing, categories, edges, labels
+            case column, kind, group, name, transform, standardize, missing, categories, edges, labels, label
         }
         init(from decoder: any Decoder) throws {
             try decoder.rejectUnknownKeys(CodingKeys.self)
@@ -161,6 +173,7 @@ private struct SchemaFile: Decodable {
             categories = try c.decodeIfPresent([String].self, forKey: .categories)
             edges = try c.decodeIfPresent([Double].self, forKey: .edges)
             labels = try c.decodeIfPresent([String].self, forKey: .labels)
+            label = try c.decodeIfPresent(String.self, forKey: .label)
         }
     }
 
