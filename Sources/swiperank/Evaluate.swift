@@ -4,6 +4,11 @@ import SwipeRank
 import SwipeRankEvaluation
 import SwipeRankNumerics
 
+/// `--student-model`.
+enum StudentModelOption: String, ExpressibleByArgument, CaseIterable {
+    case logistic, hidden
+}
+
 struct Evaluate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Simulate students swiping through the engine and the baselines; print learning curves and metrics.")
@@ -19,6 +24,9 @@ struct Evaluate: ParsableCommand {
 
     @Option(help: "Swipes per student (1…500).")
     var swipes: Int = 40
+
+    @Option(help: "Simulated students' taste: logistic (hidden weights in the engine's own model class) or hidden (HiddenTasteStudent: cliffs, saturation, a must-have major, private taste; colleges only). With --export the report has both (colleges).")
+    var studentModel: StudentModelOption = .logistic
 
     @Option(help: "Seed for hidden preferences, answers and probes.")
     var seed: UInt64 = 1
@@ -37,6 +45,9 @@ struct Evaluate: ParsableCommand {
     func validate() throws {
         guard (1...500).contains(swipes) else { throw ValidationError("--swipes must be in 1…500") }
         guard limit >= 0 else { throw ValidationError("--limit must not be negative") }
+        if studentModel == .hidden && catalogOptions.schema != nil {
+            throw ValidationError("--student-model hidden is the college student model; with --schema use logistic")
+        }
         if popularityColumn != nil && catalogOptions.schema == nil {
             throw ValidationError("--popularity-column needs --schema (colleges use undergraduate enrollment)")
         }
@@ -51,7 +62,8 @@ struct Evaluate: ParsableCommand {
                 try StudentsFile.read(table, policy: policy)
             }
             try evaluate(engine: engine, roster: roster, log: log, popularity: SchoolSimulation.popularity(engine.matcher.schools),
-                         opinionGroups: SchoolSimulation.opinionGroups, itemNoun: "school")
+                         opinionGroups: SchoolSimulation.opinionGroups, itemNoun: "school",
+                         hiddenTaste: SimulationEvaluator<SchoolMatcher>.hiddenTaste(schools: engine.matcher.schools))
             return
         }
         let matcher = try catalogOptions.loadItems(schema: schema)
@@ -62,7 +74,7 @@ struct Evaluate: ParsableCommand {
             try ItemUsersFile.read(table, matcher: matcher, policy: policy)
         }
         try evaluate(engine: SwipeEngine(matcher: matcher), roster: roster, log: log,
-                     popularity: itemPopularity(matcher.catalog, log: log), opinionGroups: nil, itemNoun: "item")
+                     popularity: itemPopularity(matcher.catalog, log: log), opinionGroups: nil, itemNoun: "item", hiddenTaste: nil)
     }
 
     /// Reads the students (in the matcher's format) and the interactions, honoring
@@ -101,28 +113,43 @@ struct Evaluate: ParsableCommand {
     }
 
     func evaluate<M: Matcher>(engine: SwipeEngine<M>, roster: [DatasetStudent<M.Profile>], log: [Interaction],
-                              popularity: [Double]?, opinionGroups: Set<String>?, itemNoun: String) throws {
+                              popularity: [Double]?, opinionGroups: Set<String>?, itemNoun: String,
+                              hiddenTaste: SimulationEvaluator<M>.TasteModel?) throws {
         let interactive = isatty(STDERR_FILENO) == 1
-        let start = Date()
         let policies = PolicyKind.allCases.filter { popularity != nil || $0 != .popularity }
-        let results = try SimulationEvaluator(engine: engine, popularity: popularity, opinionGroups: opinionGroups).run(
-            students: roster, swipes: swipes, policies: policies, seed: seed,
-            progress: interactive ? { done, total in
-                FileHandle.standardError.write(Data("\r  simulating \(done)/\(total) students".utf8))
-                if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
-            } : nil)
-        let seconds = Date().timeIntervalSince(start)
-        print("Simulation: \(roster.count) students × \(swipes) swipes × \(results.count) policies, seed \(seed) (\(String(format: "%.1f", seconds)) s)")
+        func simulate(_ taste: SimulationEvaluator<M>.TasteModel?, _ label: String) throws -> [SimulationPolicyResult] {
+            let start = Date()
+            var evaluator = SimulationEvaluator(engine: engine, popularity: popularity, opinionGroups: opinionGroups)
+            evaluator.taste = taste
+            let results = try evaluator.run(
+                students: roster, swipes: swipes, policies: policies, seed: seed,
+                progress: interactive ? { done, total in
+                    FileHandle.standardError.write(Data("\r  simulating \(done)/\(total) students (\(label))".utf8))
+                    if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
+                } : nil)
+            let seconds = Date().timeIntervalSince(start)
+            print("Simulation (\(label)): \(roster.count) students × \(swipes) swipes × \(results.count) policies, seed \(seed) (\(String(format: "%.1f", seconds)) s)")
+            return results
+        }
+        // The chosen model is printed; with --export on colleges the report carries both.
+        let primaryTaste = studentModel == .hidden ? hiddenTaste : nil
+        let results = try simulate(primaryTaste, studentModel.rawValue)
         let checkpoints = results[0].checkpoints
-        print("")
-        print("NDCG@10 of the top-10 unseen cards vs hidden preferences, after n swipes (mean over students)")
-        print(pad("policy", 18) + checkpoints.map { pad("n=\($0)", 8, left: true) }.joined() + "   95% CI at n=\(checkpoints.last!)")
         var rng = SplitMix64(seed: seed)
-        for r in results {
-            let means = SimulationPolicyResult.means(r.ndcg)
-            let ci = Bootstrap.meanInterval(r.ndcg.last!, using: &rng)
-            print(pad(r.policy.rawValue, 18) + means.map { pad(f($0, 3), 8, left: true) }.joined()
-                  + "   [\(f(ci.lower, 3)), \(f(ci.upper, 3))]")
+        for (title, metric) in [("NDCG@10 of the cards served next (the batch as served: probes and bands included) vs the students' taste, after n swipes",
+                                 \SimulationPolicyResult.servedNDCG),
+                                ("NDCG@10 of each policy's own top-10 unseen cards (the engine's posterior ranking), after n swipes",
+                                 \SimulationPolicyResult.ndcg)] {
+            print("")
+            print(title)
+            print(pad("policy", 18) + checkpoints.map { pad("n=\($0)", 8, left: true) }.joined() + "   95% CI at n=\(checkpoints.last!)")
+            for r in results {
+                let values = r[keyPath: metric]
+                let means = SimulationPolicyResult.means(values)
+                let ci = Bootstrap.meanInterval(values.last!, using: &rng)
+                print(pad(r.policy.rawValue, 18) + means.map { pad(f($0, 3), 8, left: true) }.joined()
+                      + "   [\(f(ci.lower, 3)), \(f(ci.upper, 3))]")
+            }
         }
         print("")
         print(pad("policy", 18) + pad("P@10", 8, left: true) + pad("likes", 8, left: true) + pad("cosine", 8, left: true)
@@ -139,7 +166,7 @@ struct Evaluate: ParsableCommand {
         print("")
         let relevant = SimulationEvaluator<M>.relevantCount(catalogSize: engine.matcher.catalog.count)
         print("P@10: share of the top 10 among each student's \(relevant) truly best unseen \(itemNoun)s (final). likes: like rate of all swipes.")
-        print("cosine: learned vs hidden weights (final). cover: distinct \(itemNoun)s served / \(engine.matcher.catalog.count).")
+        print("cosine: learned vs hidden weights (final; logistic students only). cover: distinct \(itemNoun)s served / \(engine.matcher.catalog.count).")
         print("divers: mean pairwise feature distance within a batch. novel: mean −log2 popularity share.")
         print("geo err: largest gap from the 50/30/20 band mix.")
         let replay = log.isEmpty ? [] : try ReplayEvaluator(engine: engine).run(students: roster, interactions: log, seed: seed)
@@ -149,8 +176,13 @@ struct Evaluate: ParsableCommand {
                 : "Generated by `swiperank evaluate` on \(catalogOptions.catalog) (schema \(catalogOptions.schema!))"
             try createOutputFolder(export)
             do {
-                try EvaluationReport(simulation: results, replay: replay, students: roster.count, swipes: swipes, seed: seed,
-                                     loggedSwipes: log.count, origin: origin, itemNoun: itemNoun)
+                // The report shows both student models where there are two: logistic first (as the
+                // engine models students), then the taste outside that model class.
+                let logistic = studentModel == .logistic ? results : try simulate(nil, StudentModelOption.logistic.rawValue)
+                let outside = hiddenTaste == nil ? nil
+                    : studentModel == .hidden ? results : try simulate(hiddenTaste, StudentModelOption.hidden.rawValue)
+                try EvaluationReport(simulation: logistic, replay: replay, students: roster.count, swipes: swipes, seed: seed,
+                                     loggedSwipes: log.count, origin: origin, itemNoun: itemNoun, outsideModel: outside)
                     .write(to: URL(fileURLWithPath: export, isDirectory: true))
             } catch {
                 throw CLIError("\(export): cannot write the report: permission denied or disk full")

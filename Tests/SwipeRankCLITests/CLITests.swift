@@ -181,14 +181,35 @@ struct EvaluateTests {
     func evaluate() throws {
         let result = try CLI.run(["evaluate", "--limit", "4", "--swipes", "10"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("4 students × 10 swipes × 6 policies"))
-        for policy in ["engine", "engine_no_probes", "engine_no_geo_mix", "profile_only", "popularity", "random"] {
+        #expect(result.stdout.contains("4 students × 10 swipes × 7 policies"))
+        #expect(result.stdout.contains("NDCG@10 of the cards served next"))
+        for policy in ["engine", "engine_no_probes", "engine_no_geo_mix", "profile_only", "popularity", "random", "naive_sgd"] {
             #expect(result.stdout.contains("\n\(policy) "), "\(policy)")
         }
         #expect(result.stdout.contains("Replay of 160 logged swipes"), "4 students × 40 logged swipes")
         #expect(result.stdout.contains("ndcg@10") && result.stdout.contains("IPS likes"))
         let bad = try CLI.run(["evaluate", "--students", "/nonexistent.csv"])
         #expect(bad.status == 1 && bad.stderr.contains("/nonexistent.csv: cannot read the CSV file"))
+    }
+
+    @Test("--student-model hidden simulates students outside the engine's model class; the report carries both models")
+    func hiddenStudents() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-hidden-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CLI.run(["evaluate", "--limit", "4", "--swipes", "10", "--interactions", "", "--student-model", "hidden",
+                                  "--export", folder])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("Simulation (hidden): 4 students × 10 swipes × 7 policies"))
+        #expect(result.stdout.contains("Simulation (logistic): 4 students × 10 swipes × 7 policies"))
+        let report = try String(contentsOfFile: folder + "/report.md", encoding: .utf8)
+        #expect(report.contains("## Students outside the engine's model class"))
+        #expect(report.contains("Where the engine loses here"))
+        #expect(FileManager.default.fileExists(atPath: folder + "/outside_model.csv"))
+        let items = try CLI.run(["evaluate", "--student-model", "hidden", "--schema", "datasets/restaurants/restaurants.schema.json",
+                                 "--catalog", "datasets/restaurants/restaurants.csv"])
+        #expect(items.status != 0 && items.stderr.contains("--student-model hidden"))
+        let unknown = try CLI.run(["evaluate", "--student-model", "psychic"])
+        #expect(unknown.status != 0 && unknown.stderr.contains("student-model"))
     }
 }
 
@@ -204,10 +225,10 @@ struct GenericCatalogCLITests {
                                   "--interactions", "datasets/restaurants/swipes.csv", "--swipes", "20", "--popularity-column", "reviews",
                                   "--export", folder] + Self.catalog)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("60 students × 20 swipes × 6 policies"))
+        #expect(result.stdout.contains("60 students × 20 swipes × 7 policies"))
         #expect(result.stdout.contains("cover: distinct items served / 80"))
         #expect(result.stdout.contains("Replay of 1200 logged swipes"))
-        for policy in ["engine", "engine_no_probes", "engine_no_geo_mix", "profile_only", "popularity", "random"] {
+        for policy in ["engine", "engine_no_probes", "engine_no_geo_mix", "profile_only", "popularity", "random", "naive_sgd"] {
             #expect(result.stdout.contains("\n\(policy) "), "\(policy)")
         }
         let report = try String(contentsOfFile: folder + "/report.md", encoding: .utf8)

@@ -37,6 +37,59 @@ struct SimulationEvaluatorTests {
         #expect(again.map(\.ndcg) == twice.map(\.ndcg) && again.map(\.coverage) == twice.map(\.coverage))
     }
 
+    @Test("served NDCG@10 scores the deck as served: equal to the ranking's for policies that serve their ranking, lower for the engine at the start")
+    func servedDecks() throws {
+        let evaluator = SimulationEvaluator(engine: EvaluationFixtures.engine)
+        let students = Array(Self.students.prefix(12))
+        let results = try evaluator.run(students: students, swipes: 20, policies: PolicyKind.allCases, seed: 5)
+        for r in results {
+            #expect(r.servedNDCG.count == r.checkpoints.count)
+            #expect(r.servedNDCG.allSatisfy { $0.count == students.count }, "\(r.policy)")
+            // Static and greedy policies serve exactly their own top 10 of the unseen cards.
+            if [.profileOnly, .popularity, .random, .naiveSGD].contains(r.policy) {
+                #expect(r.servedNDCG == r.ndcg, "\(r.policy)")
+            }
+            #expect(r.servedNDCG.joined().allSatisfy { (0...1.000001).contains($0) })
+        }
+        // The engine's first deck holds a probe and the band mix: below its own ranking.
+        let engine = results.first { $0.policy == .engine }!
+        #expect(SimulationPolicyResult.means(engine.servedNDCG)[0] < SimulationPolicyResult.means(engine.ndcg)[0])
+    }
+
+    @Test("a taste model outside the engine's class drives the answers and the truth; cosine is left out")
+    func tasteModel() throws {
+        var evaluator = SimulationEvaluator(engine: EvaluationFixtures.engine)
+        let students = Array(Self.students.prefix(6))
+        let n = EvaluationFixtures.engine.matcher.catalog.count
+        // Nobody likes anything: every like rate is 0.
+        evaluator.taste = { _, _ in [Double](repeating: 0, count: n) }
+        let never = try evaluator.run(students: students, swipes: 20, policies: [.engine, .naiveSGD], seed: 2)
+        #expect(never.allSatisfy { $0.likeRate.dropFirst().joined().allSatisfy { $0 == 0 } })
+        #expect(never.allSatisfy { $0.cosine.joined().isEmpty })
+        // Everything is liked: every like rate is 1.
+        evaluator.taste = { _, _ in [Double](repeating: 1, count: n) }
+        let always = try evaluator.run(students: students, swipes: 20, policies: [.engine], seed: 2)
+        #expect(always[0].likeRate.dropFirst().joined().allSatisfy { $0 == 1 })
+        // The truth is the model's: only even rows are liked, so a policy ranking exactly those first is ideal.
+        evaluator.taste = { _, _ in (0..<n).map { $0 % 2 == 0 ? 0.9 : 0.05 } }
+        let parity = try evaluator.run(students: students, swipes: 10, policies: [.profileOnly], seed: 2)
+        // Reference at n = 0: the cold-start top 10 scored by parity against ten liked rows.
+        let catalog = EvaluationFixtures.engine.matcher.catalog
+        let ideal = (0..<10).reduce(0.0) { $0 + 0.9 / log2(Double($1 + 2)) }
+        for (s, student) in students.enumerated() {
+            let top = try EvaluationFixtures.engine.matcher.recommend(profile: student.profile, count: 10).recommendations
+            let dcg = top.enumerated().reduce(0.0) { $0 + (catalog.row(of: $1.element.item.id)! % 2 == 0 ? 0.9 : 0.05) / log2(Double($1.offset + 2)) }
+            #expect(abs(parity[0].ndcg[0][s] - dcg / ideal) < 1e-9, "student \(s)")
+            #expect(parity[0].servedNDCG[0][s] == parity[0].ndcg[0][s])
+        }
+        // HiddenTasteStudent: deterministic, and learning still helps the engine's own ranking.
+        evaluator.taste = SimulationEvaluator<SchoolMatcher>.hiddenTaste(schools: EvaluationFixtures.schools)
+        let hidden = try evaluator.run(students: students, swipes: 20, policies: [.engine, .profileOnly], seed: 4)
+        let again = try evaluator.run(students: students, swipes: 20, policies: [.engine, .profileOnly], seed: 4)
+        #expect(hidden.map(\.servedNDCG) == again.map(\.servedNDCG) && hidden.map(\.ndcg) == again.map(\.ndcg))
+        #expect(hidden[0].cosine.joined().isEmpty)
+    }
+
     @Test("bootstrap intervals bracket the mean and are reproducible")
     func bootstrap() {
         var rng = SplitMix64(seed: 1)

@@ -32,6 +32,11 @@ public enum PolicyKind: String, Sendable, Hashable, CaseIterable, Codable {
     case popularity
     /// A uniformly random order.
     case random
+    /// A naive online learner for reference: logistic regression on the engine's vectors
+    /// `[features, terms]`, started at the cold-start weights and moved by one stochastic
+    /// gradient step per swipe, serving its current best unseen cards greedily (no bands, no
+    /// probes).
+    case naiveSGD = "naive_sgd"
 }
 
 /// The engine (or an ablation of it) as a policy.
@@ -93,4 +98,55 @@ struct StaticPolicy: RankingPolicy {
         for row in excluding { masked[row] = -.infinity }
         return masked.topIndices(limit)
     }
+}
+
+/// `PolicyKind.naiveSGD`: what a team would write first instead of the engine. The like
+/// probability is the matcher's calibrated logistic of the raw score (the engine's link), and
+/// each swipe moves the weights by `rate × (y − p) × z / scale` — the log-likelihood's
+/// gradient, no prior, no uncertainty, no exploration.
+struct NaiveSGDPolicy<M: Matcher>: RankingPolicy {
+    let name: String
+    let engine: SwipeEngine<M>
+    let student: M.Student
+    /// `[features, terms]` weights, from the cold start.
+    var weights: [Double]
+    let rate: Double
+    var seen = Set<Int>()
+
+    init(name: String, engine: SwipeEngine<M>, student: M.Student, rate: Double = 0.05) {
+        self.name = name
+        self.engine = engine
+        self.student = student
+        let cold = engine.matcher.coldStartWeights(for: student)
+        weights = cold.features.map(Double.init) + cold.terms.map(Double.init)
+        self.rate = rate
+    }
+
+    var scores: [Float] {
+        let d = engine.matcher.catalog.dimension
+        var out: [Float] = []
+        engine.matcher.catalog.scores(weights: PreferenceWeights(features: weights[..<d].map(Float.init),
+                                                                 terms: weights[d...].map(Float.init)),
+                                      terms: student.terms, into: &out)
+        return out
+    }
+
+    mutating func serve(count: Int) throws -> [Int] {
+        let rows = StaticPolicy.top(scores, excluding: seen, limit: count)
+        seen.formUnion(rows)
+        return rows
+    }
+
+    mutating func observe(row: Int, liked: Bool) throws {
+        let z = engine.combinedVector(row: row, student: student)
+        let calibration = engine.matcher.calibration
+        let raw = zip(weights, z).reduce(0) { $0 + $1.0 * $1.1 }
+        let p = calibration.matchScore(raw: raw)
+        let step = rate * ((liked ? 1 : 0) - p) / calibration.scale
+        for j in weights.indices { weights[j] += step * z[j] }
+    }
+
+    func ranking(limit: Int) -> [Int] { StaticPolicy.top(scores, excluding: seen, limit: limit) }
+
+    var learnedWeights: [Double]? { weights }
 }

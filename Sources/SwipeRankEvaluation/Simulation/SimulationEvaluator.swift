@@ -33,6 +33,14 @@ public struct SimulationEvaluator<M: Matcher>: Sendable {
     public let popularity: [Double]?
     /// Feature groups a simulated student may hold strong opinions on; nil: every group.
     public let opinionGroups: Set<String>?
+    /// The students' taste: nil for `SimulatedStudent` (hidden weights in the engine's own
+    /// model class), else a model outside it that gives each item's like probability for a
+    /// student (`SimulationEvaluator.hiddenTaste` for colleges: `HiddenTasteStudent`).
+    public var taste: TasteModel?
+
+    /// A student model outside the engine's model class: the like probability of every item
+    /// (by catalog row) for a student, drawn with the generator.
+    public typealias TasteModel = @Sendable (DatasetStudent<M.Profile>, inout SplitMix64) throws -> [Double]
 
     /// The results type.
     public typealias PolicyResult = SimulationPolicyResult
@@ -53,6 +61,18 @@ public struct SimulationEvaluator<M: Matcher>: Sendable {
 }
 
 extension SimulationEvaluator where M == SchoolMatcher {
+    /// `HiddenTasteStudent` as a taste model: cliffs, saturation, a must-have major and a
+    /// private taste per school, 15% contradicting their profile.
+    ///
+    /// - Parameter schools: The catalog the engine serves.
+    /// - Returns: The model.
+    public static func hiddenTaste(schools: SchoolCatalog) -> TasteModel {
+        { student, generator in
+            let taste = HiddenTasteStudent(profile: student.profile, schools: schools, using: &generator)
+            return (0..<taste.utility.count).map(taste.likeProbability(row:))
+        }
+    }
+
     /// An evaluator for colleges: popularity is undergraduate enrollment, opinions are
     /// `SchoolSimulation.opinionGroups`.
     ///
@@ -69,8 +89,13 @@ public struct SimulationPolicyResult: Sendable {
     public let policy: PolicyKind
     /// Swipe counts at which metrics were taken.
     public let checkpoints: [Int]
-    /// NDCG@10 per checkpoint, per student.
+    /// NDCG@10 of the policy's ranking of the unseen cards (its posterior top 10 for the
+    /// engine) per checkpoint, per student.
     public var ndcg: [[Double]]
+    /// NDCG@10 of the cards actually served next — the batch as the policy serves it, probes
+    /// and bands included — against the best 10 unseen cards, per checkpoint, per student:
+    /// what the student gets.
+    public var servedNDCG: [[Double]] = []
     /// Precision@10 per checkpoint, per student.
     public var precision: [[Double]]
     /// Like rate of the swipes before each checkpoint (index 0 is empty), per student.
@@ -125,18 +150,30 @@ extension SimulationEvaluator {
         let totalPopularity = popularity?.reduce(0, +) ?? 0
         let popularityScores = popularity?.map { Float($0) } ?? []
         var rng = SplitMix64(seed: seed)
+        for r in results.indices { results[r].servedNDCG = checkpoints.map { _ in [] } }
         for (index, student) in students.enumerated() {
-            let simulated = try SimulatedStudent(profile: student.profile, engine: engine, deviation: 2.0,
-                                                 opinionGroups: opinionGroups, using: &rng)
-            let resolved = try engine.matcher.student(student.profile)
+            // The truth: every card's like probability, from hidden weights in the engine's
+            // model class or from a taste model outside it.
+            let gains: [Double], hiddenWeights: [Double]?
+            let resolved: M.Student
+            if let taste {
+                resolved = try engine.matcher.student(student.profile)
+                gains = try taste(student, &rng)
+                precondition(gains.count == catalog.count, "a taste model gives one probability per item")
+                hiddenWeights = nil
+            } else {
+                let simulated = try SimulatedStudent(profile: student.profile, engine: engine, deviation: 2.0,
+                                                     opinionGroups: opinionGroups, using: &rng)
+                resolved = try engine.matcher.student(student.profile)
+                let d = catalog.dimension
+                let hidden = PreferenceWeights(features: simulated.hiddenWeights[..<d].map(Float.init),
+                                               terms: simulated.hiddenWeights[d...].map(Float.init))
+                var truth: [Float] = []
+                catalog.scores(weights: hidden, terms: resolved.terms, into: &truth)
+                gains = truth.map { engine.matcher.calibration.matchScore(raw: Double($0)) }
+                hiddenWeights = simulated.hiddenWeights
+            }
             let answerSeed = rng.next(), policySeed = rng.next()
-            // The truth: hidden raw scores and like probabilities of every card.
-            let d = catalog.dimension
-            let hidden = PreferenceWeights(features: simulated.hiddenWeights[..<d].map(Float.init),
-                                           terms: simulated.hiddenWeights[d...].map(Float.init))
-            var truth: [Float] = []
-            catalog.scores(weights: hidden, terms: resolved.terms, into: &truth)
-            let gains = truth.map { engine.matcher.calibration.matchScore(raw: Double($0)) }
             let relevantCount = Self.relevantCount(catalogSize: catalog.count)
             for (p, kind) in policies.enumerated() {
                 var policy = try makePolicy(kind, student: student, resolved: resolved, popularity: popularityScores, seed: policySeed)
@@ -155,17 +192,29 @@ extension SimulationEvaluator {
                     results[p].ndcg[c].append(idcg > 0 ? dcg / idcg : 0)
                     results[p].precision[c].append(RankingMetrics.precision(ranking: top, relevant: relevant, k: 10))
                     if c > 0 { results[p].likeRate[c].append(sinceCheckpoint > 0 ? Double(likes) / Double(sinceCheckpoint) : 0) }
-                    if let learned = policy.learnedWeights {
-                        results[p].cosine[c].append(VectorMath.cosine(learned, simulated.hiddenWeights))
+                    if let learned = policy.learnedWeights, let hiddenWeights {
+                        results[p].cosine[c].append(VectorMath.cosine(learned, hiddenWeights))
                     }
                     likes = 0
                     sinceCheckpoint = 0
+                }
+                // NDCG of a served batch in the order served, against the best unseen cards.
+                func servedQuality(_ batch: [Int]) -> Double {
+                    var masked = gains
+                    for row in seen { masked[row] = -1 }
+                    let ideal = masked.map(Float.init).topIndices(batch.count)
+                    let dcg = batch.enumerated().reduce(0.0) { $0 + gains[$1.element] / log2(Double($1.offset + 2)) }
+                    let idcg = ideal.enumerated().reduce(0.0) { $0 + gains[$1.element] / log2(Double($1.offset + 2)) }
+                    return idcg > 0 ? dcg / idcg : 0
                 }
                 measure(0)
                 var done = 0
                 while done < swipes {
                     let batch = try policy.serve(count: min(10, swipes - done))
                     if batch.isEmpty { break }
+                    if let c = checkpoints.firstIndex(of: done), batch.count == 10 || done + batch.count == swipes {
+                        results[p].servedNDCG[c].append(servedQuality(batch))
+                    }
                     diversity[p].sum += Self.meanPairwiseDistance(batch, catalog.features)
                     diversity[p].count += 1
                     for row in batch {
@@ -188,6 +237,12 @@ extension SimulationEvaluator {
                         done += 1
                         if let c = checkpoints.firstIndex(of: done), c > 0 { measure(c) }
                     }
+                }
+                // The deck the student would get next, after the last checkpoint (served only to be
+                // measured).
+                if done == swipes, let c = checkpoints.firstIndex(of: done) {
+                    let next = try policy.serve(count: 10)
+                    if !next.isEmpty { results[p].servedNDCG[c].append(servedQuality(next)) }
                 }
                 if resolved.preferredDistanceMiles != nil && done > 0 {
                     let shares = engine.configuration.bandShares
@@ -229,6 +284,8 @@ extension SimulationEvaluator {
             return StaticPolicy(name: kind.rawValue, scores: scores)
         case .popularity:
             return StaticPolicy(name: kind.rawValue, scores: popularity)
+        case .naiveSGD:
+            return NaiveSGDPolicy(name: kind.rawValue, engine: engine, student: resolved)
         case .random:
             var rng = SplitMix64(seed: seed)
             return StaticPolicy(name: kind.rawValue, scores: (0..<engine.matcher.catalog.count).map { _ in Float.random(in: 0..<1, using: &rng) })
