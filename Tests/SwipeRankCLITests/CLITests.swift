@@ -181,9 +181,9 @@ struct EvaluateTests {
     func evaluate() throws {
         let result = try CLI.run(["evaluate", "--limit", "4", "--swipes", "10"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("4 students × 10 swipes × 7 policies"))
+        #expect(result.stdout.contains("4 students × 10 swipes × 8 policies"))
         #expect(result.stdout.contains("NDCG@10 of the cards served next"))
-        for policy in ["engine", "engine_no_probes", "engine_no_geo_mix", "profile_only", "popularity", "random", "naive_sgd"] {
+        for policy in ["engine", "engine_no_probes", "engine_boundary_probes", "engine_no_geo_mix", "profile_only", "popularity", "random", "naive_sgd"] {
             #expect(result.stdout.contains("\n\(policy) "), "\(policy)")
         }
         #expect(result.stdout.contains("Replay of 160 logged swipes"), "4 students × 40 logged swipes")
@@ -199,8 +199,8 @@ struct EvaluateTests {
         let result = try CLI.run(["evaluate", "--limit", "4", "--swipes", "10", "--interactions", "", "--student-model", "hidden",
                                   "--export", folder])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("Simulation (hidden): 4 students × 10 swipes × 7 policies"))
-        #expect(result.stdout.contains("Simulation (logistic): 4 students × 10 swipes × 7 policies"))
+        #expect(result.stdout.contains("Simulation (hidden): 4 students × 10 swipes × 8 policies"))
+        #expect(result.stdout.contains("Simulation (logistic): 4 students × 10 swipes × 8 policies"))
         let report = try String(contentsOfFile: folder + "/report.md", encoding: .utf8)
         #expect(report.contains("## Students outside the engine's model class"))
         #expect(report.contains("Where the engine loses here"))
@@ -225,10 +225,10 @@ struct GenericCatalogCLITests {
                                   "--interactions", "datasets/restaurants/swipes.csv", "--swipes", "20", "--popularity-column", "reviews",
                                   "--export", folder] + Self.catalog)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("60 students × 20 swipes × 7 policies"))
+        #expect(result.stdout.contains("60 students × 20 swipes × 8 policies"))
         #expect(result.stdout.contains("cover: distinct items served / 80"))
         #expect(result.stdout.contains("Replay of 1200 logged swipes"))
-        for policy in ["engine", "engine_no_probes", "engine_no_geo_mix", "profile_only", "popularity", "random", "naive_sgd"] {
+        for policy in ["engine", "engine_no_probes", "engine_boundary_probes", "engine_no_geo_mix", "profile_only", "popularity", "random", "naive_sgd"] {
             #expect(result.stdout.contains("\n\(policy) "), "\(policy)")
         }
         let report = try String(contentsOfFile: folder + "/report.md", encoding: .utf8)
@@ -241,7 +241,7 @@ struct GenericCatalogCLITests {
         let result = try CLI.run(["evaluate", "--students", "datasets/restaurants/users.csv", "--interactions", "",
                                   "--swipes", "10", "--limit", "5"] + Self.catalog)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("5 students × 10 swipes × 5 policies") && !result.stdout.contains("\npopularity "))
+        #expect(result.stdout.contains("5 students × 10 swipes × 7 policies") && !result.stdout.contains("\npopularity "))
         let column = try CLI.run(["evaluate", "--students", "datasets/restaurants/users.csv", "--popularity-column", "stars"] + Self.catalog)
         #expect(column.status == 1 && column.stderr.contains("--popularity-column \"stars\" is not a numeric attribute"), "\(column.stderr)")
         let schools = try CLI.run(["evaluate", "--popularity-column", "reviews"])

@@ -220,12 +220,16 @@ struct InputValidationTests {
     @Test("a configuration from JSON is validated, with unknown keys named")
     func configuration() throws {
         let ok = try EngineConfiguration.decode(json: Data("{\"probeInterval\": 5}".utf8), source: "c.json")
-        #expect(ok.probeInterval == 5 && ok.priorPrecision == 3)
+        #expect(ok.probeInterval == 5 && ok.priorPrecision == 3 && ok.probeCandidates == .plausiblyGood)
+        let boundary = try EngineConfiguration.decode(json: Data("{\"probeCandidates\": \"boundary\"}".utf8), source: "c.json")
+        #expect(boundary.probeCandidates == .boundary)
+        #expect(try EngineConfiguration.decode(json: JSONEncoder().encode(boundary), source: "c.json") == boundary)
         let cases: [(String, String)] = [
             ("{\"probeInterval\": 0}", "probeInterval"), ("{\"bandShares\": [0.5, 0.5]}", "bandShares"),
             ("{\"stableForgetting\": 0}", "stableForgetting"), ("{\"priorPrecison\": 3}", "priorPrecison"),
             ("{\"feedbackCooldown\": {\"later\": 2}}", "feedbackCooldown.later"), ("{\"expansion\": 1e400}", ""),
             ("{\"feedbackCooldown\": {\"stable\": -1}}", "feedbackCooldown.stable"),
+            ("{\"probeCandidates\": \"nearby\"}", "probeCandidates"), ("{\"probeCandidates\": 1}", ""),
         ]
         for (json, field) in cases {
             do {

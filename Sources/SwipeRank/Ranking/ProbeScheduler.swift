@@ -4,11 +4,12 @@ import SwipeRankNumerics
 /// Which served positions are probes, and how a probe is chosen.
 ///
 /// Positions 4, 8, 12, … of a student's card sequence (1-based, counted across batches) are
-/// probes. A probe tests a preference boundary: among the unseen cards of the slot's band,
-/// the `window` cards whose predicted match is closest to 0.5 are the candidates; one is
-/// drawn with probability ∝ exp(u / T), where u = zᵀA⁻¹z is the model's variance of the card's
-/// score. The draw's probability is the card's propensity, recorded so an evaluator can
-/// re-weight probe outcomes without bias.
+/// probes. Among the unseen cards of the slot's band, `window` candidates are taken
+/// (`EngineConfiguration.probeCandidates`: by default the best cards after the deck's own
+/// picks, or those whose predicted match is closest to 0.5); one is drawn with probability ∝
+/// exp(u / T), where u = zᵀA⁻¹z is the model's variance of the card's score. The draw's
+/// probability is the card's propensity, recorded so an evaluator can re-weight probe
+/// outcomes without bias.
 ///
 /// The phases change the exploration: discovery draws from 48 candidates at temperature 4
 /// (close to uniform: explore broadly), refinement from 24 at 1, stable from 12 at 0.25

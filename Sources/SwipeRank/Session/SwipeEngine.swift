@@ -1,5 +1,16 @@
 import Foundation
 
+/// Where probes come from.
+public enum ProbeCandidates: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The `window` unseen cards whose predicted match is closest to 0.5: a test of the
+    /// decision boundary, wherever the cards stand in the ranking.
+    case boundary
+    /// The `window` best unseen cards of the band after the deck's own picks: plausibly good
+    /// cards, of which the most uncertain is most likely drawn — exploration where a wrong
+    /// belief would change what is served, at a small cost to the deck.
+    case plausiblyGood = "plausibly_good"
+}
+
 /// Settings of the learning engine. Every default is documented where it acts.
 ///
 /// Decoding from JSON fills absent fields with the defaults, rejects unknown keys (a typo must
@@ -12,6 +23,9 @@ public struct EngineConfiguration: Sendable, Hashable, Codable {
     public var bandShares: [Double] = [0.5, 0.3, 0.2]
     /// Every how many cards a probe is served, ≥ 1 (`Int.max`: no probes, an evaluation baseline).
     public var probeInterval: Int = 4
+    /// Which unseen cards of the slot's band a probe is drawn from (the draw itself is always
+    /// ∝ exp(posterior variance / T), its probability the card's propensity).
+    public var probeCandidates: ProbeCandidates = .plausiblyGood
     /// Whether cards are mixed 50/30/20 across geographic bands (off: one pool, an evaluation
     /// baseline; the distance term still scores).
     public var geographicMixing = true
@@ -36,7 +50,7 @@ public struct EngineConfiguration: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case expansion, bandShares, probeInterval, geographicMixing, priorPrecision, stableForgetting
-        case feedbackCooldown, patternBreakConfidence, feedbackStrength, discoveryNoveltyBonus
+        case feedbackCooldown, patternBreakConfidence, feedbackStrength, discoveryNoveltyBonus, probeCandidates
     }
 
     /// Decodes a configuration: absent fields keep their defaults, unknown keys are rejected,
@@ -69,6 +83,13 @@ public struct EngineConfiguration: Sendable, Hashable, Codable {
         if let v = try c.decodeIfPresent(Double.self, forKey: .patternBreakConfidence) { config.patternBreakConfidence = v }
         if let v = try c.decodeIfPresent(Double.self, forKey: .feedbackStrength) { config.feedbackStrength = v }
         if let v = try c.decodeIfPresent(Float.self, forKey: .discoveryNoveltyBonus) { config.discoveryNoveltyBonus = v }
+        if let v = try c.decodeIfPresent(String.self, forKey: .probeCandidates) {
+            guard let candidates = ProbeCandidates(rawValue: v) else {
+                throw DataError(.invalidValue, source: "configuration", field: "probeCandidates",
+                                detail: "probeCandidates: \"\(DataError.truncated(v))\" is not one of \(ProbeCandidates.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            config.probeCandidates = candidates
+        }
         try config.validate()
         self = config
     }
@@ -88,6 +109,7 @@ public struct EngineConfiguration: Sendable, Hashable, Codable {
         try c.encode(patternBreakConfidence, forKey: .patternBreakConfidence)
         try c.encode(feedbackStrength, forKey: .feedbackStrength)
         try c.encode(discoveryNoveltyBonus, forKey: .discoveryNoveltyBonus)
+        try c.encode(probeCandidates.rawValue, forKey: .probeCandidates)
     }
 
     /// Checks every value's range.
@@ -130,6 +152,9 @@ public struct EngineConfiguration: Sendable, Hashable, Codable {
 
     /// A digest of every setting that changes what a session learns or serves, for snapshots:
     /// a session restored under another configuration would not continue identically.
+    // The snapshot digest covers what a replay of the swipes depends on; the probe candidates
+    // only choose future cards (served cards are checked card by card), so a session keeps
+    // restoring when they change. `SwipeEngine.modelVersion` covers everything.
     var digest: String {
         var hasher = FNV1a64()
         hasher.combine("\(expansion)|\(bandShares)|\(probeInterval)|\(geographicMixing)|\(priorPrecision)|\(stableForgetting)|")

@@ -207,14 +207,21 @@ public struct SwipeSession<M: Matcher>: Sendable {
         if let code = engine.regions.code(row: row) { regionShown[code] = true }
     }
 
-    /// Picks the probe of pool `p`: the `window` unseen cards closest to the decision boundary
-    /// (match 0.5), one drawn ∝ exp(variance / T).
+    /// Picks the probe of pool `p`: the `window` candidates (`EngineConfiguration.probeCandidates`:
+    /// the unseen cards closest to the decision boundary, match 0.5, or the best unseen cards
+    /// by the pool's score), one drawn ∝ exp(variance / T).
     mutating func drawProbe(pool p: Int, batch: BatchPools<M>, raw: [Float]) -> (row: Int, propensity: Double) {
         let (window, temperature) = engine.probes.exploration(for: phase)
-        let boundary = Float(engine.matcher.calibration.offset)
         let rows = batch.unseen(pool: p)
         var closeness = [Float](repeating: 0, count: rows.count)
-        for (i, row) in rows.enumerated() { closeness[i] = -abs(raw[row] - boundary) }
+        switch engine.configuration.probeCandidates {
+        case .boundary:
+            let boundary = Float(engine.matcher.calibration.offset)
+            for (i, row) in rows.enumerated() { closeness[i] = -abs(raw[row] - boundary) }
+        case .plausiblyGood:
+            // The pool's own order (the discovery novelty bonus included), as the batch ranked it.
+            for (i, row) in rows.enumerated() { closeness[i] = batch.poolScore[row] }
+        }
         var picked: [Int] = []
         var selector = TopKSelector()
         selector.select(k: window, from: closeness, into: &picked)
@@ -403,6 +410,8 @@ struct BatchPools<M: Matcher> {
     var remaining: [Int]
     /// Per row, its pool; -1 for served rows and rows taken by this batch.
     var poolOfRow: [Int8]
+    /// Per row, the score its pool ranks it by (the raw score plus any novelty bonus).
+    var poolScore: [Float]
 
     init(session: SwipeSession<M>, raw: [Float], count: Int) {
         let n = raw.count
@@ -416,6 +425,7 @@ struct BatchPools<M: Matcher> {
         var remaining: [Int] = []
         var selector = TopKSelector()
         var rows: [Int] = [], scores: [Float] = [], picked: [Int] = []
+        var poolScore = raw
         rows.reserveCapacity(n)
         scores.reserveCapacity(n)
         for p in 0..<pools {
@@ -426,7 +436,10 @@ struct BatchPools<M: Matcher> {
             let novelty = pools == 3 && p == GeoBand.discovery.index
             for row in 0..<n where poolOfRow[row] == code {
                 var score = raw[row]
-                if novelty, let region = regions.code(row: row), !session.regionShown[region] { score += bonus }
+                if novelty, let region = regions.code(row: row), !session.regionShown[region] {
+                    score += bonus
+                    poolScore[row] = score
+                }
                 rows.append(row)
                 scores.append(score)
             }
@@ -439,6 +452,7 @@ struct BatchPools<M: Matcher> {
         self.cursor = [Int](repeating: 0, count: pools)
         self.remaining = remaining
         self.poolOfRow = poolOfRow
+        self.poolScore = poolScore
     }
 
     /// The best card of pool `p` not yet taken (the pool must have one left).

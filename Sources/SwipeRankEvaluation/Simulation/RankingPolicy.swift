@@ -24,6 +24,9 @@ public enum PolicyKind: String, Sendable, Hashable, CaseIterable, Codable {
     case engine
     /// The engine with probes switched off.
     case engineNoProbes = "engine_no_probes"
+    /// The engine with probes drawn near the decision boundary (match 0.5) instead of among
+    /// plausibly good cards (`ProbeCandidates.boundary`, the engine's rule before).
+    case engineBoundaryProbes = "engine_boundary_probes"
     /// The engine without geographic mixing (one pool).
     case engineNoGeoMix = "engine_no_geo_mix"
     /// The cold-start profile ranking, never updated.

@@ -275,6 +275,9 @@ extension SimulationEvaluator {
             return try EnginePolicy(name: kind.rawValue, engine: engine, student: student, seed: seed)
         case .engineNoProbes:
             return try EnginePolicy(name: kind.rawValue, engine: engine.reconfigured { $0.probeInterval = Int.max }, student: student, seed: seed)
+        case .engineBoundaryProbes:
+            return try EnginePolicy(name: kind.rawValue, engine: engine.reconfigured { $0.probeCandidates = .boundary },
+                                    student: student, seed: seed)
         case .engineNoGeoMix:
             return try EnginePolicy(name: kind.rawValue, engine: engine.reconfigured { $0.geographicMixing = false }, student: student, seed: seed)
         case .profileOnly:
