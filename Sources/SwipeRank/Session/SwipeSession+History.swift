@@ -22,17 +22,10 @@ extension SwipeSession {
     @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public mutating func importHistory(_ swipes: [Swipe]) -> [Result<SwipeResult, SwipeError>] {
-        let order = swipes.indices.sorted {
-            (swipes[$0].timestamp, swipes[$0].swipeID) < (swipes[$1].timestamp, swipes[$1].swipeID)
-        }
-        var results = [Result<SwipeResult, SwipeError>?](repeating: nil, count: swipes.count)
-        for i in order {
-            do { results[i] = .success(try importSwipe(swipes[i])) } catch { results[i] = .failure(error) }
-        }
-        return results.map { $0! }
+        applyInOrder(swipes) { session, swipe throws(SwipeError) in try session.importSwipe(swipe) }
     }
 
-    private mutating func importSwipe(_ swipe: Swipe) throws(SwipeError) -> SwipeResult {
+    mutating func importSwipe(_ swipe: Swipe) throws(SwipeError) -> SwipeResult {
         // A known id is a duplicate whatever its card (`recordJudgement` answers it).
         guard self.swipes[swipe.swipeID] == nil, let row = engine.matcher.catalog.row(of: swipe.cardID) else {
             return try recordJudgement(swipe, weight: 1)

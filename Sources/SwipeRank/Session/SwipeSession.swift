@@ -387,12 +387,19 @@ public struct SwipeSession<M: Matcher>: Sendable {
     @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public mutating func sync(_ swipes: [Swipe]) -> [Result<SwipeResult, SwipeError>] {
+        applyInOrder(swipes) { session, swipe throws(SwipeError) in try session.recordSwipe(swipe) }
+    }
+
+    /// Applies `apply` to each swipe in (timestamp, swipe id) order — the library's order rule
+    /// for swipes that arrive together — and answers in the order given.
+    mutating func applyInOrder(_ swipes: [Swipe], _ apply: (inout SwipeSession, Swipe) throws(SwipeError) -> SwipeResult)
+        -> [Result<SwipeResult, SwipeError>] {
         let order = swipes.indices.sorted {
             (swipes[$0].timestamp, swipes[$0].swipeID) < (swipes[$1].timestamp, swipes[$1].swipeID)
         }
         var results = [Result<SwipeResult, SwipeError>?](repeating: nil, count: swipes.count)
         for i in order {
-            do { results[i] = .success(try recordSwipe(swipes[i])) } catch { results[i] = .failure(error) }
+            do { results[i] = .success(try apply(&self, swipes[i])) } catch { results[i] = .failure(error) }
         }
         return results.map { $0! }
     }
