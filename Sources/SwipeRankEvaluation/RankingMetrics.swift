@@ -121,4 +121,58 @@ public enum RankingMetrics {
         guard positives > 0, negativesBelow > 0 else { return nil }
         return Double(pairs) / Double(positives * negativesBelow)
     }
+
+    /// Precision@k, recall@k, NDCG@k and AUC of a scored candidate set, each the expectation
+    /// over every order of tied scores (ties in random order): within a group of equal scores
+    /// every position holds the group's share of relevant items, and in AUC a tied
+    /// (positive, negative) pair counts ½. A ranking that breaks ties by catalog row would read
+    /// anything from chance to far above it for a constant policy, depending on the file's row
+    /// order; this cannot.
+    ///
+    /// - Parameters:
+    ///   - scores: One score per candidate.
+    ///   - relevant: Whether each candidate is relevant (same count).
+    ///   - k: The cutoff, > 0.
+    /// - Returns: The four metrics (AUC nil without both a relevant and an irrelevant candidate;
+    ///   all 0 without a relevant one, AUC nil).
+    /// - Complexity: O(n log n).
+    public static func tieAware(scores: [Float], relevant: [Bool], k: Int)
+        -> (precision: Double, recall: Double, ndcg: Double, auc: Double?) {
+        precondition(k > 0 && scores.count == relevant.count, "tie-aware metrics need k > 0 and one flag per score")
+        let order = scores.indices.sorted { scores[$0] > scores[$1] }
+        let positives = relevant.filter { $0 }.count, negatives = relevant.count - positives
+        var hits = 0.0, dcg = 0.0, position = 0, start = 0
+        var negativesAbove = 0, aucPairs = 0.0
+        // Walk tie groups from the top.
+        while start < order.count {
+            var end = start
+            var groupPositives = 0
+            while end < order.count && scores[order[end]] == scores[order[start]] {
+                if relevant[order[end]] { groupPositives += 1 }
+                end += 1
+            }
+            let size = end - start
+            let share = Double(groupPositives) / Double(size)
+            for _ in start..<end where position < k {
+                hits += share
+                dcg += share / log2(Double(position + 2))
+                position += 1
+            }
+            // Each positive here is above every negative below the group and ties half of the group's.
+            let groupNegatives = size - groupPositives
+            aucPairs += Double(groupPositives) * (Double(negatives - negativesAbove - groupNegatives) + 0.5 * Double(groupNegatives))
+            negativesAbove += groupNegatives
+            start = end
+        }
+        guard positives > 0 else { return (0, 0, 0, nil) }
+        let ideal = (0..<min(k, positives)).reduce(0.0) { $0 + 1 / log2(Double($1 + 2)) }
+        return (hits / Double(k), hits / Double(positives), dcg / ideal,
+                negatives > 0 ? aucPairs / Double(positives * negatives) : nil)
+    }
+
+    /// Whether every score is the same (a policy that does not rank at all).
+    ///
+    /// - Parameter scores: The scores.
+    /// - Returns: True for a constant (or empty) list.
+    public static func isConstant(_ scores: [Float]) -> Bool { scores.allSatisfy { $0 == scores.first } }
 }

@@ -44,6 +44,9 @@ public struct ReplayPolicyResult: Sendable {
     public var ipsLikeRate: Double?
     /// Logged held-out swipes where the policy's pick matched the logged card.
     public var ipsMatches: Int
+    /// Students for whom the policy's scores of the candidates were all equal (its metrics are
+    /// then chance by construction: ties count in expectation).
+    public var constantScores = 0
 
     /// The mean of a metric over students.
     ///
@@ -115,12 +118,18 @@ extension ReplayEvaluator {
                 for row in trainRows { masked[row] = -.infinity }
                 let ranking = masked.topIndices(catalog.count - trainRows.count)
                 if !testLikes.isEmpty {
-                    results[p].metrics["precision@\(k)", default: []].append(RankingMetrics.precision(ranking: ranking, relevant: testLikes, k: k))
-                    results[p].metrics["recall@\(k)", default: []].append(RankingMetrics.recall(ranking: ranking, relevant: testLikes, k: k))
-                    results[p].metrics["ndcg@\(k)", default: []].append(RankingMetrics.ndcg(ranking: ranking, relevant: testLikes, k: k))
+                    // Precision, recall, NDCG and AUC in expectation over tied scores; MAP and MRR
+                    // on the ranking with ties to the lower row.
+                    let candidates = (0..<catalog.count).filter { !trainRows.contains($0) }
+                    let candidateScores = candidates.map { scores[$0] }
+                    let tied = RankingMetrics.tieAware(scores: candidateScores, relevant: candidates.map(testLikes.contains), k: k)
+                    if RankingMetrics.isConstant(candidateScores) { results[p].constantScores += 1 }
+                    results[p].metrics["precision@\(k)", default: []].append(tied.precision)
+                    results[p].metrics["recall@\(k)", default: []].append(tied.recall)
+                    results[p].metrics["ndcg@\(k)", default: []].append(tied.ndcg)
                     results[p].metrics["map@\(k)", default: []].append(RankingMetrics.averagePrecision(ranking: ranking, relevant: testLikes, k: k))
                     results[p].metrics["mrr", default: []].append(RankingMetrics.reciprocalRank(ranking: ranking, relevant: testLikes))
-                    if let auc = RankingMetrics.auc(ranking: ranking, relevant: testLikes) { results[p].metrics["auc", default: []].append(auc) }
+                    if let auc = tied.auc { results[p].metrics["auc", default: []].append(auc) }
                 }
                 // IPS over the held-out swipes: the policy's pick among schools not yet swiped.
                 var swiped = trainRows

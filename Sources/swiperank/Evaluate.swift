@@ -199,6 +199,10 @@ struct Evaluate: ParsableCommand {
             print(pad(r.policy, 14) + metrics.map { pad(f(r.mean($0), 3), 13, left: true) }.joined()
                   + pad(r.ipsLikeRate.map { f($0, 3) } ?? "-", 12, left: true) + pad(String(r.ipsMatches), 9, left: true))
         }
+        print("precision, recall, NDCG and AUC count tied scores in expectation (a tie is ½ in AUC); MAP and MRR break ties by row.")
+        for r in replay where r.constantScores > 0 {
+            print("warning: \(r.policy) scored every candidate the same for \(r.constantScores) of \(roster.count) students: its metrics there are chance.")
+        }
     }
 
     func f(_ x: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", x) }

@@ -39,6 +39,44 @@ struct RankingMetricsTests {
         #expect(abs(auc - Double(wins) / Double(pairs)) < 1e-12, "seed \(seed)")
     }
 
+    @Test("tie-aware metrics equal the average over every order of the tied items", arguments: 0..<40)
+    func tieAware(seed: UInt64) {
+        var rng = SplitMix64(seed: 900 + seed)
+        let n = Int.random(in: 1...7, using: &rng)
+        // Few distinct scores, so ties are common (seed 0: all equal, a constant policy).
+        let scores = (0..<n).map { _ in seed == 0 ? Float(1) : Float(Int.random(in: 0...2, using: &rng)) }
+        let relevant = (0..<n).map { _ in Bool.random(using: &rng) }
+        let k = Int.random(in: 1...4, using: &rng)
+        // Reference: every permutation, kept when it sorts the scores descending; plain metrics averaged.
+        func permutations(_ items: [Int]) -> [[Int]] {
+            items.count <= 1 ? [items] : items.indices.flatMap { i in
+                permutations(Array(items[..<i] + items[(i + 1)...])).map { [items[i]] + $0 }
+            }
+        }
+        let orders = permutations(Array(0..<n)).filter { zip($0, $0.dropFirst()).allSatisfy { scores[$0.0] >= scores[$0.1] } }
+        let positives = Set((0..<n).filter { relevant[$0] })
+        func mean(_ f: ([Int]) -> Double) -> Double { orders.map(f).reduce(0, +) / Double(orders.count) }
+        let got = RankingMetrics.tieAware(scores: scores, relevant: relevant, k: k)
+        #expect(abs(got.precision - mean { RankingMetrics.precision(ranking: $0, relevant: positives, k: k) }) < 1e-12, "seed \(seed)")
+        #expect(abs(got.recall - mean { RankingMetrics.recall(ranking: $0, relevant: positives, k: k) }) < 1e-12, "seed \(seed)")
+        #expect(abs(got.ndcg - mean { RankingMetrics.ndcg(ranking: $0, relevant: positives, k: k) }) < 1e-12, "seed \(seed)")
+        if positives.isEmpty || positives.count == n {
+            #expect(got.auc == nil)
+        } else {
+            let auc = mean { RankingMetrics.auc(ranking: $0, relevant: positives)! }
+            #expect(abs(got.auc! - auc) < 1e-12, "seed \(seed)")
+        }
+        #expect(RankingMetrics.isConstant(scores) == (Set(scores).count <= 1))
+    }
+
+    @Test("a constant policy reads chance whatever the item order: AUC ½")
+    func constantIsChance() {
+        let relevant = [true, true, false, false, false, false]
+        #expect(RankingMetrics.tieAware(scores: [Float](repeating: 3, count: 6), relevant: relevant, k: 2).auc == 0.5)
+        #expect(RankingMetrics.tieAware(scores: [Float](repeating: 3, count: 6), relevant: relevant.reversed(), k: 2).auc == 0.5)
+        #expect(RankingMetrics.auc(ranking: [0, 1, 2, 3, 4, 5], relevant: [0, 1]) == 1)   // the row order's verdict
+    }
+
     @Test("graded NDCG is 1 for the ideal order and lower for any other")
     func graded() {
         let gains = ["a": 3.0, "b": 2, "c": 1, "d": 0]

@@ -196,7 +196,9 @@ public struct EvaluationReport: Sendable {
 
             First 70% of each student's swipes (in time) to learn, the rest held out; full ranking of every \(itemNoun) not swiped in
             training. The log was written by the engine, so it favors engine-like policies; the replay like rate
-            (self-normalized IPS) is given with its number of matching swipes. Data: [replay.csv](replay.csv).
+            (self-normalized IPS) is given with its number of matching swipes. Precision, recall, NDCG and AUC count
+            tied scores in expectation (a tie is ½ in AUC), so a policy that cannot tell two \(itemNoun)s apart gets
+            no credit from the file's row order; MAP and MRR break ties by row. Data: [replay.csv](replay.csv).
 
             | policy | \(metricNames.joined(separator: " | ")) | replay like rate (matches) |
             |---|\(metricNames.map { _ in "---|" }.joined())---|
@@ -205,6 +207,9 @@ public struct EvaluationReport: Sendable {
             for r in replay {
                 md += "| \(r.policy) | " + metricNames.map { Self.f(r.mean($0), 3) }.joined(separator: " | ")
                     + " | \(r.ipsLikeRate.map { Self.f($0, 3) } ?? "—") (\(r.ipsMatches)) |\n"
+            }
+            for r in replay where r.constantScores > 0 {
+                md += "\nWarning: \(r.policy) scored every candidate the same for \(r.constantScores) of \(students) students; its metrics there are chance.\n"
             }
         }
         if let outside = outsideModel, let engineResult = outside.first(where: { $0.policy == .engine }) {
