@@ -5,13 +5,17 @@ import SwipeRankNumerics
 /// Runs simulated students through the engine and the baselines and measures how well each
 /// policy recommends against the students' hidden preferences.
 ///
-/// Each student gets hidden weights once (`SimulatedStudent`, deviation 2); every policy then
-/// serves the same student with the same stream of random answers (common random numbers, so
-/// differences between policies are not noise in the answers). At each checkpoint (after 0, 10,
-/// 20, … swipes) the policy's top 10 unseen cards are compared with the truth:
+/// Each student gets a hidden taste once — hidden weights in the engine's own model class
+/// (`SimulatedStudent`, deviation 2), or a `taste` model outside it (`HiddenTasteStudent`) —
+/// and every policy then serves the same student with the same stream of random answers
+/// (common random numbers, so differences between policies are not noise in the answers). At
+/// each checkpoint (after 0, 10, 20, … swipes):
 ///
-/// - **NDCG@10**: graded, the gain of a card its hidden like probability σ((zᵀw* − 2)/1.5); the
-///   ideal is the 10 best unseen cards.
+/// - **served NDCG@10** (`servedNDCG`): the next deck exactly as the policy serves it, in its
+///   order, against the 10 best unseen cards — what the student gets;
+/// - **NDCG@10**: the policy's own top 10 unseen cards, graded, the gain of a card its hidden
+///   like probability (σ((zᵀw* − 2)/1.5) for `SimulatedStudent`); the ideal is the 10 best
+///   unseen cards.
 /// - **precision@10**: the share of the top 10 among the student's R truly best unseen cards
 ///   (like the NDCG ideal: a policy is not penalized for having served good cards already), R =
 ///   `relevantCount(catalogSize:)` (50 for the college catalog; a tenth of a small catalog).
