@@ -140,11 +140,22 @@ extension Matcher {
     public func recommend(profile: Profile, count: Int, excluding excluded: Set<String>) throws(DataError) -> RecommendationResponse {
         let student = try student(profile)
         let weights = coldStartWeights(for: student)
-        var raw: [Float] = []
-        catalog.scores(weights: weights, terms: student.terms, into: &raw)
         var skip = [Bool](repeating: false, count: catalog.count)
         for id in excluded { if let row = catalog.row(of: id) { skip[row] = true } }
+        return RecommendationResponse(
+            recommendations: recommendations(for: student, weights: weights, count: count, skipping: skip),
+            learningState: LearningState(totalSwipes: 0, preferenceWeights: namedWeights(weights)),
+            totalSwipes: 0)
+    }
+
+    /// The best `count` items whose `skip` flag is false, as cards (ties to the lower row):
+    /// `recommendations(for:weights:count:workspace:)` over part of the catalog.
+    func recommendations(for student: Student, weights: PreferenceWeights, count: Int, skipping skip: [Bool]) -> [Recommendation] {
+        var raw: [Float] = []
+        catalog.scores(weights: weights, terms: student.terms, into: &raw)
         var rows: [Int] = [], scores: [Float] = []
+        rows.reserveCapacity(catalog.count)
+        scores.reserveCapacity(catalog.count)
         for row in 0..<catalog.count where !skip[row] {
             rows.append(row)
             scores.append(raw[row])
@@ -152,9 +163,6 @@ extension Matcher {
         var selector = TopKSelector()
         var picked: [Int] = []
         selector.select(k: max(0, min(count, rows.count)), from: scores, into: &picked)
-        return RecommendationResponse(
-            recommendations: picked.map { card(row: rows[$0], raw: raw[rows[$0]], student: student, weights: weights, isProbe: false) },
-            learningState: LearningState(totalSwipes: 0, preferenceWeights: namedWeights(weights)),
-            totalSwipes: 0)
+        return picked.map { card(row: rows[$0], raw: raw[rows[$0]], student: student, weights: weights, isProbe: false) }
     }
 }

@@ -1,5 +1,3 @@
-import SwipeRankNumerics
-
 extension SwipeSession {
     /// Warm-starts the session from swipes logged elsewhere — on cards this session did not
     /// serve (an earlier app, another device, a system the integrator is moving from).
@@ -52,25 +50,9 @@ extension SwipeSession {
     @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public func ranking(count: Int) -> [Recommendation] {
-        let catalog = engine.matcher.catalog
-        let wanted = max(0, min(count, unseenCount))
-        guard wanted > 0 else { return [] }
-        let weights = self.weights
-        var raw: [Float] = []
-        catalog.scores(weights: weights, terms: student.terms, into: &raw)
-        var seen = [Bool](repeating: false, count: catalog.count)
+        var seen = [Bool](repeating: false, count: engine.matcher.catalog.count)
         for card in served { seen[card.row] = true }
         for row in judgedRows { seen[row] = true }
-        var rows: [Int] = [], scores: [Float] = []
-        rows.reserveCapacity(catalog.count)
-        scores.reserveCapacity(catalog.count)
-        for row in 0..<catalog.count where !seen[row] {
-            rows.append(row)
-            scores.append(raw[row])
-        }
-        var selector = TopKSelector()
-        var picked: [Int] = []
-        selector.select(k: wanted, from: scores, into: &picked)
-        return picked.map { engine.matcher.card(row: rows[$0], raw: raw[rows[$0]], student: student, weights: weights, isProbe: false) }
+        return engine.matcher.recommendations(for: student, weights: weights, count: count, skipping: seen)
     }
 }

@@ -382,8 +382,9 @@ struct SummaryJSON: Sendable {
         }
     }
 
-    /// The JSON of `summary` if it is the catalog's summary of its id (what every matcher
-    /// serves), else nil.
+    /// The JSON of the catalog's summary of `summary`'s id when `summary` carries that id and
+    /// name (every matcher serves the catalog's summary; a renamed one is written per card),
+    /// else nil.
     func json(of summary: ItemSummary) -> [UInt8]? {
         guard let row = catalog.row(of: summary.id), summary.name == catalog.names[row] else { return nil }
         return bytes[row]
