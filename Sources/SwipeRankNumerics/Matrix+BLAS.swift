@@ -165,3 +165,33 @@ internal func sgemm(
     cblas_sgemm(CblasRowMajor, CblasNoTrans, transposeB ? CblasTrans : CblasNoTrans,
                 Int32(m), Int32(n), Int32(k), 1, a, Int32(lda), b, Int32(ldb), 0, c, Int32(ldc))
 }
+
+/// The Gram matrix `XᵀX` of a row-major `count × dimension` Double matrix `X` (one `cblas_dsyrk`),
+/// as a square row-major `dimension²` array with both triangles filled: the normal equations'
+/// matrix of a least-squares or Newton step over many rows (scale each row by √weight first for
+/// a weighted one).
+///
+/// - Parameters:
+///   - rows: `count × dimension` values, row after row.
+///   - count: The number of rows.
+///   - dimension: The number of columns.
+/// - Returns: `XᵀX`.
+/// - Complexity: O(count × dimension²).
+public func gramMatrix(rows: [Double], count: Int, dimension: Int) -> [Double] {
+    precondition(count >= 0 && dimension >= 0 && rows.count == count * dimension,
+                 "Gram: \(rows.count) values do not form a \(count)×\(dimension) matrix")
+    var gram = [Double](repeating: 0, count: dimension * dimension)
+    guard count > 0, dimension > 0 else { return gram }
+    rows.withUnsafeBufferPointer { x in
+        gram.withUnsafeMutableBufferPointer { c in dsyrkTransposed(n: dimension, k: count, a: x.baseAddress!, c: c.baseAddress!) }
+    }
+    // dsyrk filled the upper triangle; mirror it.
+    for i in 0..<dimension { for j in 0..<i { gram[i * dimension + j] = gram[j * dimension + i] } }
+    return gram
+}
+
+/// `C = AᵀA` (upper triangle) for a row-major `k × n` A.
+@inline(never)
+internal func dsyrkTransposed(n: Int, k: Int, a: UnsafePointer<Double>, c: UnsafeMutablePointer<Double>) {
+    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, Int32(n), Int32(k), 1, a, Int32(n), 0, c, Int32(n))
+}

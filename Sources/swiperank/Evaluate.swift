@@ -13,11 +13,23 @@ struct Evaluate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Simulate students swiping through the engine and the baselines; print learning curves and metrics.")
 
-    @Option(help: "The students CSV (colleges: profile columns; with --schema: student_id, home, pref:<key> columns).")
-    var students: String = "datasets/students.csv"
+    @Option(help: "The students CSV (colleges: profile columns, default datasets/students.csv; with --schema: student_id, home, pref:<key> columns, optional: without it the users are everyone in --interactions, with no stated preferences).")
+    var students: String?
 
     @Option(help: "The logged swipes CSV for the replay evaluation (empty: skip the replay).")
     var interactions: String = "datasets/swipes.csv"
+
+    @Flag(help: "Skip the simulation (only the replay of --interactions).")
+    var skipSimulation = false
+
+    @Flag(help: "Skip the replay of the logged swipes (only the simulation).")
+    var skipReplay = false
+
+    @Option(help: "Replay: the share of each student's logged swipes (earliest first) to learn from, in (0, 1).")
+    var trainFraction: Double = 0.7
+
+    @Option(help: "Replay: the cut-off k of precision, recall, NDCG and MAP (1…1000).")
+    var k: Int = 10
 
     @Option(help: "Evaluate only the first N students (0: all).")
     var limit: Int = 0
@@ -51,7 +63,22 @@ struct Evaluate: ParsableCommand {
         if popularityColumn != nil && catalogOptions.schema == nil {
             throw ValidationError("--popularity-column needs --schema (colleges use undergraduate enrollment)")
         }
+        guard trainFraction > 0 && trainFraction < 1 else { throw ValidationError("--train-fraction must be in (0, 1), got \(trainFraction)") }
+        guard (1...1000).contains(k) else { throw ValidationError("--k must be in 1…1000, got \(k)") }
+        if skipSimulation && (skipReplay || interactions.isEmpty) {
+            throw ValidationError("--skip-simulation leaves only the replay: it needs --interactions and no --skip-replay")
+        }
+        if skipSimulation && export != nil {
+            throw ValidationError("--export writes the simulation's report: it cannot go with --skip-simulation")
+        }
+        if students == nil && catalogOptions.schema != nil && (interactions.isEmpty || skipReplay && skipSimulation) {
+            throw ValidationError("with --schema and no --students the users come from --interactions: give one or the other")
+        }
     }
+
+    /// Whether the logged swipes are replayed (they are still read for a generic catalog's
+    /// popularity and, without --students, its users).
+    var replaysLog: Bool { !skipReplay && !interactions.isEmpty }
 
     func run() throws {
         // Before minutes of simulation: an export folder that cannot be written fails now.
@@ -70,33 +97,55 @@ struct Evaluate: ParsableCommand {
         if let popularityColumn, matcher.catalog.numericAttribute(named: popularityColumn) == nil {
             throw CLIError("--popularity-column \"\(popularityColumn)\" is not a numeric attribute of \(matcher.catalog.source) (has: \(matcher.catalog.numericAttributeNames.joined(separator: ", ")))")
         }
-        let (roster, log) = try loadData(itemIDs: Set(matcher.catalog.ids)) { table, policy throws(DataError) in
-            try ItemUsersFile.read(table, matcher: matcher, policy: policy)
-        }
+        let readUsers: ((CSVTable, BadRowPolicy) throws(DataError) -> ([DatasetStudent<ItemProfile>], LoadReport))?
+            = students == nil ? nil : { table, policy throws(DataError) in try ItemUsersFile.read(table, matcher: matcher, policy: policy) }
+        let (roster, log) = try loadData(itemIDs: Set(matcher.catalog.ids), anonymous: ItemProfile(), readStudents: readUsers)
         try evaluate(engine: SwipeEngine(matcher: matcher), roster: roster, log: log,
                      popularity: itemPopularity(matcher.catalog, log: log), opinionGroups: nil, itemNoun: "item", hiddenTaste: nil)
     }
 
     /// Reads the students (in the matcher's format) and the interactions, honoring
     /// `--skip-bad-rows` and `--limit`; skipped rows are reported on stderr.
-    func loadData<Profile>(itemIDs: Set<String>,
-                           readStudents: (CSVTable, BadRowPolicy) throws(DataError) -> ([DatasetStudent<Profile>], LoadReport))
+    /// Reads the students (in the matcher's format) and the interactions, honoring
+    /// `--skip-bad-rows` and `--limit`; skipped rows are reported on stderr. Without a students
+    /// file (`readStudents` nil) the students are everyone in the interactions, in order of first
+    /// appearance, each with `anonymous` as the profile.
+    func loadData<Profile>(itemIDs: Set<String>, anonymous: Profile? = nil,
+                           readStudents: ((CSVTable, BadRowPolicy) throws(DataError) -> ([DatasetStudent<Profile>], LoadReport))?)
     throws -> ([DatasetStudent<Profile>], [Interaction]) {
         do {
-            let (read, report) = try readStudents(CSVTable(contentsOfFile: students), skipBadRows ? .skip : .fail)
-            if !report.skipped.isEmpty { FileHandle.standardError.write(Data((report.summary + "\n").utf8)) }
-            var roster = read
-            if limit > 0 { roster = Array(roster.prefix(limit)) }
-            guard !interactions.isEmpty else { return (roster, []) }
-            let (logged, logReport) = try InteractionsFile.read(
-                CSVTable(contentsOfFile: interactions), itemIDs: itemIDs, studentIDs: Set(read.map(\.id)),
-                policy: skipBadRows ? .skip : .fail)
-            if !logReport.skipped.isEmpty { FileHandle.standardError.write(Data((logReport.summary + "\n").utf8)) }
+            let policy: BadRowPolicy = skipBadRows ? .skip : .fail
+            var read: [DatasetStudent<Profile>]
+            let logged: [Interaction]
+            if let readStudents, let students = students ?? (catalogOptions.schema == nil ? "datasets/students.csv" : nil) {
+                let (rows, report) = try readStudents(CSVTable(contentsOfFile: students), policy)
+                if !report.skipped.isEmpty { FileHandle.standardError.write(Data((report.summary + "\n").utf8)) }
+                read = rows
+                guard !interactions.isEmpty else { return (limit > 0 ? Array(read.prefix(limit)) : read, []) }
+                logged = try readLog(itemIDs: itemIDs, studentIDs: Set(read.map(\.id)), policy: policy)
+            } else {
+                // Nobody states preferences: the users are the log's.
+                guard let anonymous else { throw CLIError("--students is required for this catalog") }
+                logged = try readLog(itemIDs: itemIDs, studentIDs: nil, policy: policy)
+                var seen = Set<String>()
+                read = logged.compactMap { seen.insert($0.studentID).inserted ? DatasetStudent(id: $0.studentID, profile: anonymous) : nil }
+            }
+            let roster = limit > 0 ? Array(read.prefix(limit)) : read
             let kept = Set(roster.map(\.id))
             return (roster, logged.filter { kept.contains($0.studentID) })
+        } catch let error as CLIError {
+            throw error
         } catch {
             throw CLIError("\(error)")
         }
+    }
+
+    /// The interactions file, bad rows reported on stderr.
+    func readLog(itemIDs: Set<String>, studentIDs: Set<String>?, policy: BadRowPolicy) throws -> [Interaction] {
+        let (logged, logReport) = try InteractionsFile.read(CSVTable(contentsOfFile: interactions), itemIDs: itemIDs,
+                                                            studentIDs: studentIDs, policy: policy)
+        if !logReport.skipped.isEmpty { FileHandle.standardError.write(Data((logReport.summary + "\n").utf8)) }
+        return logged
     }
 
     /// A generic catalog's popularity: `--popularity-column` (values below 1 or missing count
@@ -133,43 +182,10 @@ struct Evaluate: ParsableCommand {
         }
         // The chosen model is printed; with --export on colleges the report carries both.
         let primaryTaste = studentModel == .hidden ? hiddenTaste : nil
-        let results = try simulate(primaryTaste, studentModel.rawValue)
-        let checkpoints = results[0].checkpoints
-        var rng = SplitMix64(seed: seed)
-        for (title, metric) in [("NDCG@10 of the cards served next (the batch as served: probes and bands included) vs the students' taste, after n swipes",
-                                 \SimulationPolicyResult.servedNDCG),
-                                ("NDCG@10 of each policy's own top-10 unseen cards (the engine's posterior ranking), after n swipes",
-                                 \SimulationPolicyResult.ndcg)] {
-            print("")
-            print(title)
-            print(pad("policy", 18) + checkpoints.map { pad("n=\($0)", 8, left: true) }.joined() + "   95% CI at n=\(checkpoints.last!)")
-            for r in results {
-                let values = r[keyPath: metric]
-                let means = SimulationPolicyResult.means(values)
-                let ci = Bootstrap.meanInterval(values.last!, using: &rng)
-                print(pad(r.policy.rawValue, 18) + means.map { pad(f($0, 3), 8, left: true) }.joined()
-                      + "   [\(f(ci.lower, 3)), \(f(ci.upper, 3))]")
-            }
-        }
-        print("")
-        print(pad("policy", 18) + pad("P@10", 8, left: true) + pad("likes", 8, left: true) + pad("cosine", 8, left: true)
-              + pad("cover", 8, left: true) + pad("divers", 8, left: true) + pad("novel", 8, left: true) + pad("geo err", 9, left: true))
-        for r in results {
-            let likes = r.likeRate.dropFirst().flatMap { $0 }
-            let cosine = SimulationPolicyResult.means(r.cosine).last!
-            print(pad(r.policy.rawValue, 18) + pad(f(SimulationPolicyResult.means(r.precision).last!, 3), 8, left: true)
-                  + pad(f(likes.reduce(0, +) / Double(max(1, likes.count)), 3), 8, left: true)
-                  + pad(cosine.isNaN ? "-" : f(cosine, 3), 8, left: true) + pad(f(r.coverage, 3), 8, left: true)
-                  + pad(f(r.diversity, 2), 8, left: true) + pad(r.novelty.isNaN ? "-" : f(r.novelty, 2), 8, left: true)
-                  + pad(f(r.geoMixError, 3), 9, left: true))
-        }
-        print("")
-        let relevant = SimulationEvaluator<M>.relevantCount(catalogSize: engine.matcher.catalog.count)
-        print("P@10: share of the top 10 among each student's \(relevant) truly best unseen \(itemNoun)s (final). likes: like rate of all swipes.")
-        print("cosine: learned vs hidden weights (final; logistic students only). cover: distinct \(itemNoun)s served / \(engine.matcher.catalog.count).")
-        print("divers: mean pairwise feature distance within a batch. novel: mean −log2 popularity share.")
-        print("geo err: largest gap from the 50/30/20 band mix.")
-        let replay = log.isEmpty ? [] : try ReplayEvaluator(engine: engine).run(students: roster, interactions: log, seed: seed)
+        let results = skipSimulation ? [] : try simulate(primaryTaste, studentModel.rawValue)
+        if !results.isEmpty { printSimulation(results, catalog: engine.matcher.catalog, itemNoun: itemNoun) }
+        let replay = !replaysLog || log.isEmpty ? []
+            : try ReplayEvaluator(engine: engine).run(students: roster, interactions: log, k: k, trainFraction: trainFraction, seed: seed)
         if let export {
             let origin = catalogOptions.schema == nil
                 ? "Generated by `swiperank evaluate --export notebooks-export` on the shipped datasets"
@@ -181,19 +197,21 @@ struct Evaluate: ParsableCommand {
                 let logistic = studentModel == .logistic ? results : try simulate(nil, StudentModelOption.logistic.rawValue)
                 let outside = hiddenTaste == nil ? nil
                     : studentModel == .hidden ? results : try simulate(hiddenTaste, StudentModelOption.hidden.rawValue)
-                try EvaluationReport(simulation: logistic, replay: replay, students: roster.count, swipes: swipes, seed: seed,
-                                     loggedSwipes: log.count, origin: origin, itemNoun: itemNoun, outsideModel: outside)
-                    .write(to: URL(fileURLWithPath: export, isDirectory: true))
+                var report = EvaluationReport(simulation: logistic, replay: replay, students: roster.count, swipes: swipes, seed: seed,
+                                              loggedSwipes: log.count, origin: origin, itemNoun: itemNoun, outsideModel: outside)
+                report.trainFraction = trainFraction
+                report.k = k
+                try report.write(to: URL(fileURLWithPath: export, isDirectory: true))
             } catch {
                 throw CLIError("\(export): cannot write the report: permission denied or disk full")
             }
             print("wrote the report to \(export)/report.md")
         }
-        guard !log.isEmpty else { return }
+        guard !replay.isEmpty else { return }
         print("")
-        print("Replay of \(log.count) logged swipes (\(interactions)): first 70% of each student's swipes to learn, the rest held out;")
+        print("Replay of \(log.count) logged swipes (\(interactions)): first \(f(trainFraction * 100, 0))% of each student's swipes to learn, the rest held out;")
         print("full ranking of every \(itemNoun) not swiped in training, held-out likes relevant.")
-        let metrics = ["precision@10", "recall@10", "ndcg@10", "map@10", "mrr", "auc"]
+        let metrics = ["precision@\(k)", "recall@\(k)", "ndcg@\(k)", "map@\(k)", "mrr", "auc"]
         print(pad("policy", 14) + metrics.map { pad($0, 13, left: true) }.joined() + pad("IPS likes", 12, left: true) + pad("matches", 9, left: true))
         for r in replay {
             print(pad(r.policy, 14) + metrics.map { pad(f(r.mean($0), 3), 13, left: true) }.joined()
@@ -203,6 +221,53 @@ struct Evaluate: ParsableCommand {
         for r in replay where r.constantScores > 0 {
             print("warning: \(r.policy) scored every candidate the same for \(r.constantScores) of \(roster.count) students: its metrics there are chance.")
         }
+    }
+
+    /// Prints the simulation's tables: served and own-ranking NDCG@10 curves, the final metrics,
+    /// and generalization on never-served items against the linear oracle.
+    func printSimulation(_ results: [SimulationPolicyResult], catalog: Catalog, itemNoun: String) {
+        let checkpoints = results[0].checkpoints
+        let width = 26
+        var rng = SplitMix64(seed: seed)
+        for (title, metric) in [("NDCG@10 of the cards served next (the batch as served: probes and bands included) vs the students' taste, after n swipes",
+                                 \SimulationPolicyResult.servedNDCG),
+                                ("NDCG@10 of each policy's own top-10 unseen cards (the engine's posterior ranking), after n swipes",
+                                 \SimulationPolicyResult.ndcg)] {
+            print("")
+            print(title)
+            print(pad("policy", width) + checkpoints.map { pad("n=\($0)", 8, left: true) }.joined() + "   95% CI at n=\(checkpoints.last!)")
+            for r in results {
+                let values = r[keyPath: metric]
+                let means = SimulationPolicyResult.means(values)
+                let ci = Bootstrap.meanInterval(values.last!, using: &rng)
+                print(pad(r.policy.rawValue, width) + means.map { pad(f($0, 3), 8, left: true) }.joined()
+                      + "   [\(f(ci.lower, 3)), \(f(ci.upper, 3))]")
+            }
+        }
+        print("")
+        print(pad("policy", width) + pad("P@10", 8, left: true) + pad("likes", 8, left: true) + pad("cosine", 8, left: true)
+              + pad("cover", 8, left: true) + pad("divers", 8, left: true) + pad("novel", 8, left: true) + pad("geo err", 9, left: true)
+              + pad("general", 9, left: true) + pad("gap", 7, left: true))
+        for r in results {
+            let likes = r.likeRate.dropFirst().flatMap { $0 }
+            let cosine = SimulationPolicyResult.means(r.cosine).last!
+            let general = r.generalization.isEmpty ? Double.nan : r.generalization.reduce(0, +) / Double(r.generalization.count)
+            let gap = EvaluationReport.gapClosed(r.policy, in: results)
+            print(pad(r.policy.rawValue, width) + pad(f(SimulationPolicyResult.means(r.precision).last!, 3), 8, left: true)
+                  + pad(f(likes.reduce(0, +) / Double(max(1, likes.count)), 3), 8, left: true)
+                  + pad(cosine.isNaN ? "-" : f(cosine, 3), 8, left: true) + pad(f(r.coverage, 3), 8, left: true)
+                  + pad(f(r.diversity, 2), 8, left: true) + pad(r.novelty.isNaN ? "-" : f(r.novelty, 2), 8, left: true)
+                  + pad(f(r.geoMixError, 3), 9, left: true) + pad(general.isNaN ? "-" : f(general, 3), 9, left: true)
+                  + pad(gap.isNaN ? "-" : f(gap * 100, 0) + "%", 7, left: true))
+        }
+        print("")
+        let relevant = SimulationEvaluator<SchoolMatcher>.relevantCount(catalogSize: catalog.count)
+        print("P@10: share of the top 10 among each student's \(relevant) truly best unseen \(itemNoun)s (final). likes: like rate of all swipes.")
+        print("cosine: learned vs hidden weights (final; logistic students only). cover: distinct \(itemNoun)s served / \(catalog.count).")
+        print("divers: mean pairwise feature distance within a batch. novel: mean −log2 popularity share.")
+        print("geo err: largest gap from the 50/30/20 band mix.")
+        print("general: NDCG@10 of the final scores over the \(itemNoun)s no policy served the student; gap: the share of the gap")
+        print("from profile_only to linear_oracle (the best linear fit of the true taste) closed on them.")
     }
 
     func f(_ x: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", x) }

@@ -181,15 +181,37 @@ struct EvaluateTests {
     func evaluate() throws {
         let result = try CLI.run(["evaluate", "--limit", "4", "--swipes", "10"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("4 students × 10 swipes × 8 policies"))
+        #expect(result.stdout.contains("4 students × 10 swipes × 11 policies"))
         #expect(result.stdout.contains("NDCG@10 of the cards served next"))
-        for policy in ["engine", "engine_no_probes", "engine_boundary_probes", "engine_no_geo_mix", "profile_only", "popularity", "random", "naive_sgd"] {
+        for policy in ["engine", "engine_no_probes", "engine_boundary_probes", "engine_no_geo_mix", "profile_only", "popularity", "random", "naive_sgd",
+                       "naive_sgd_engine_serving", "engine_no_learning", "linear_oracle"] {
             #expect(result.stdout.contains("\n\(policy) "), "\(policy)")
         }
         #expect(result.stdout.contains("Replay of 160 logged swipes"), "4 students × 40 logged swipes")
         #expect(result.stdout.contains("ndcg@10") && result.stdout.contains("IPS likes"))
         let bad = try CLI.run(["evaluate", "--students", "/nonexistent.csv"])
         #expect(bad.status == 1 && bad.stderr.contains("/nonexistent.csv: cannot read the CSV file"))
+    }
+
+    @Test("--skip-simulation, --skip-replay, --train-fraction and --k choose what runs; bad combinations are errors naming the option")
+    func runOptions() throws {
+        let replayOnly = try CLI.run(["evaluate", "--limit", "4", "--skip-simulation", "--train-fraction", "0.5", "--k", "5"])
+        #expect(replayOnly.status == 0, "\(replayOnly.stderr)")
+        #expect(!replayOnly.stdout.contains("Simulation ("))
+        #expect(replayOnly.stdout.contains("first 50% of each student's swipes") && replayOnly.stdout.contains("precision@5"))
+        let simulationOnly = try CLI.run(["evaluate", "--limit", "3", "--swipes", "10", "--skip-replay"])
+        #expect(simulationOnly.status == 0, "\(simulationOnly.stderr)")
+        #expect(simulationOnly.stdout.contains("3 students × 10 swipes") && !simulationOnly.stdout.contains("Replay of"))
+        #expect(simulationOnly.stdout.contains("general") && simulationOnly.stdout.contains("\nlinear_oracle "))
+        for (arguments, message) in [(["--train-fraction", "1"], "--train-fraction must be in (0, 1)"),
+                                     (["--train-fraction", "0"], "--train-fraction must be in (0, 1)"),
+                                     (["--k", "0"], "--k must be in 1…1000"),
+                                     (["--skip-simulation", "--skip-replay"], "--skip-simulation leaves only the replay"),
+                                     (["--skip-simulation", "--interactions", ""], "--skip-simulation leaves only the replay"),
+                                     (["--skip-simulation", "--export", "/tmp/x"], "--export writes the simulation's report")] {
+            let bad = try CLI.run(["evaluate"] + arguments)
+            #expect(bad.status != 0 && bad.stderr.contains(message), "\(arguments): \(bad.stderr)")
+        }
     }
 
     @Test("--student-model hidden simulates students outside the engine's model class; the report carries both models")
@@ -199,8 +221,8 @@ struct EvaluateTests {
         let result = try CLI.run(["evaluate", "--limit", "4", "--swipes", "10", "--interactions", "", "--student-model", "hidden",
                                   "--export", folder])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("Simulation (hidden): 4 students × 10 swipes × 8 policies"))
-        #expect(result.stdout.contains("Simulation (logistic): 4 students × 10 swipes × 8 policies"))
+        #expect(result.stdout.contains("Simulation (hidden): 4 students × 10 swipes × 11 policies"))
+        #expect(result.stdout.contains("Simulation (logistic): 4 students × 10 swipes × 11 policies"))
         let report = try String(contentsOfFile: folder + "/report.md", encoding: .utf8)
         #expect(report.contains("## Students outside the engine's model class"))
         #expect(report.contains("Where the engine loses here"))
@@ -225,10 +247,11 @@ struct GenericCatalogCLITests {
                                   "--interactions", "datasets/restaurants/swipes.csv", "--swipes", "20", "--popularity-column", "reviews",
                                   "--export", folder] + Self.catalog)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("60 students × 20 swipes × 8 policies"))
+        #expect(result.stdout.contains("60 students × 20 swipes × 11 policies"))
         #expect(result.stdout.contains("cover: distinct items served / 80"))
         #expect(result.stdout.contains("Replay of 1200 logged swipes"))
-        for policy in ["engine", "engine_no_probes", "engine_boundary_probes", "engine_no_geo_mix", "profile_only", "popularity", "random", "naive_sgd"] {
+        for policy in ["engine", "engine_no_probes", "engine_boundary_probes", "engine_no_geo_mix", "profile_only", "popularity", "random", "naive_sgd",
+                       "naive_sgd_engine_serving", "engine_no_learning", "linear_oracle"] {
             #expect(result.stdout.contains("\n\(policy) "), "\(policy)")
         }
         let report = try String(contentsOfFile: folder + "/report.md", encoding: .utf8)
@@ -241,13 +264,32 @@ struct GenericCatalogCLITests {
         let result = try CLI.run(["evaluate", "--students", "datasets/restaurants/users.csv", "--interactions", "",
                                   "--swipes", "10", "--limit", "5"] + Self.catalog)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("5 students × 10 swipes × 7 policies") && !result.stdout.contains("\npopularity "))
+        #expect(result.stdout.contains("5 students × 10 swipes × 10 policies") && !result.stdout.contains("\npopularity "))
         let column = try CLI.run(["evaluate", "--students", "datasets/restaurants/users.csv", "--popularity-column", "stars"] + Self.catalog)
         #expect(column.status == 1 && column.stderr.contains("--popularity-column \"stars\" is not a numeric attribute"), "\(column.stderr)")
         let schools = try CLI.run(["evaluate", "--popularity-column", "reviews"])
         #expect(schools.status != 0 && schools.stderr.contains("--popularity-column needs --schema"))
         let wrongUsers = try CLI.run(["evaluate", "--students", "datasets/students.csv"] + Self.catalog)
         #expect(wrongUsers.status == 1 && wrongUsers.stderr.contains("datasets/students.csv:1:"), "\(wrongUsers.stderr)")
+    }
+
+    @Test("without --students the users are everyone in the log, with no stated preferences")
+    func usersFromLog() throws {
+        let result = try CLI.run(["evaluate", "--interactions", "datasets/restaurants/swipes.csv", "--swipes", "10", "--limit", "6"]
+                                 + Self.catalog)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("6 students × 10 swipes × 11 policies"))
+        #expect(result.stdout.contains("Replay of 120 logged swipes"), "6 users × 20 logged swipes")
+        // The same users with their stated preferences read from the file give a different cold start.
+        let stated = try CLI.run(["evaluate", "--students", "datasets/restaurants/users.csv", "--interactions", "datasets/restaurants/swipes.csv",
+                                  "--swipes", "10", "--limit", "6", "--skip-simulation"] + Self.catalog)
+        let anonymous = try CLI.run(["evaluate", "--interactions", "datasets/restaurants/swipes.csv", "--limit", "6", "--skip-simulation"]
+                                    + Self.catalog)
+        #expect(stated.status == 0 && anonymous.status == 0)
+        func line(_ text: String, _ policy: String) -> Substring? { text.split(separator: "\n").first { $0.hasPrefix(policy + " ") } }
+        #expect(line(stated.stdout, "profile_only") != nil && line(stated.stdout, "profile_only") != line(anonymous.stdout, "profile_only"))
+        let none = try CLI.run(["evaluate", "--interactions", ""] + Self.catalog)
+        #expect(none.status != 0 && none.stderr.contains("with --schema and no --students"), "\(none.stderr)")
     }
 
     @Test("recommend and generate work with --schema")

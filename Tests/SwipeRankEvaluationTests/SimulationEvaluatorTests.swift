@@ -31,6 +31,11 @@ struct SimulationEvaluatorTests {
         #expect(byPolicy[.engineNoGeoMix]!.geoMixError > byPolicy[.engine]!.geoMixError)
         #expect(byPolicy[.random]!.coverage > byPolicy[.popularity]!.coverage)
         #expect(byPolicy[.engine]!.cosine.last!.count == 30 && byPolicy[.random]!.cosine.last!.isEmpty)
+        // Students in the engine's model class: the linear oracle knows their taste exactly.
+        #expect(final(.linearOracle, \.ndcg) > 0.999)
+        #expect(results.allSatisfy { $0.generalization.count == 30 })
+        func general(_ p: PolicyKind) -> Double { byPolicy[p]!.generalization.reduce(0, +) / 30 }
+        #expect(general(.linearOracle) > general(.engine) && general(.engine) > general(.profileOnly))
         // Deterministic given the seed.
         let again = try evaluator.run(students: Array(Self.students.prefix(5)), swipes: 10, policies: [.engine, .random], seed: 3)
         let twice = try evaluator.run(students: Array(Self.students.prefix(5)), swipes: 10, policies: [.engine, .random], seed: 3)
@@ -46,7 +51,7 @@ struct SimulationEvaluatorTests {
             #expect(r.servedNDCG.count == r.checkpoints.count)
             #expect(r.servedNDCG.allSatisfy { $0.count == students.count }, "\(r.policy)")
             // Static and greedy policies serve exactly their own top 10 of the unseen cards.
-            if [.profileOnly, .popularity, .random, .naiveSGD].contains(r.policy) {
+            if [.profileOnly, .popularity, .random, .naiveSGD, .linearOracle].contains(r.policy) {
                 #expect(r.servedNDCG == r.ndcg, "\(r.policy)")
             }
             #expect(r.servedNDCG.joined().allSatisfy { (0...1.000001).contains($0) })

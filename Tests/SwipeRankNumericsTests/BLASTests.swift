@@ -206,3 +206,20 @@ struct TopKTests {
         #expect([Float.nan, 1, .nan, 3, 2].topIndices(5) == [3, 4, 1])
     }
 }
+
+@Suite("Gram matrix")
+struct GramMatrixTests {
+    @Test("gramMatrix equals the sum of outer products, both triangles", arguments: [(0, 3), (1, 1), (7, 4), (50, 9)])
+    func reference(count: Int, dimension: Int) {
+        var rng = SplitMix64(seed: UInt64(count * 31 + dimension))
+        let x = (0..<(count * dimension)).map { _ in Double.random(in: -2...2, using: &rng) }
+        let gram = gramMatrix(rows: x, count: count, dimension: dimension)
+        #expect(gram.count == dimension * dimension)
+        for i in 0..<dimension {
+            for j in 0..<dimension {
+                let expected = (0..<count).reduce(0.0) { $0 + x[$1 * dimension + i] * x[$1 * dimension + j] }
+                #expect(abs(gram[i * dimension + j] - expected) < 1e-9 * max(1, abs(expected)), "[\(i), \(j)]")
+            }
+        }
+    }
+}

@@ -101,6 +101,16 @@ public struct PreferenceModel: Sendable, Codable, Equatable {
         for i in 0..<dimension { mean[i] += step[i] }
     }
 
+    /// Replaces the posterior mean, keeping the precision: for the evaluation, which serves
+    /// with another learner's weights through the engine's serving policy (bands and probes,
+    /// probes still chosen by this model's variances).
+    ///
+    /// - Parameter newMean: D finite values.
+    package mutating func replaceMean(with newMean: [Double]) {
+        precondition(newMean.count == dimension && newMean.allSatisfy(\.isFinite), "a mean of \(dimension) finite values")
+        mean = newMean
+    }
+
     /// Shifts the prior mean by `delta` (a feedback answer); the posterior mean moves by
     /// `τ A⁻¹ δ`: the whole shift at first, less as swipes accumulate evidence.
     ///

@@ -235,6 +235,13 @@ public struct SwipeSession<M: Matcher>: Sendable {
         return (candidates[index], propensity)
     }
 
+    /// Serves from now on with `mean` as the posterior mean (the precision, and so the probes'
+    /// variances, stay the session's own). For the evaluation only: it separates a learner's
+    /// quality from the serving policy's cost by plugging another learner into this policy.
+    ///
+    /// - Parameter mean: D = d + k finite values.
+    package mutating func replacePosteriorMean(_ mean: [Double]) { model.replaceMean(with: mean) }
+
     // MARK: Swipes
 
     /// Records a swipe and learns from it.

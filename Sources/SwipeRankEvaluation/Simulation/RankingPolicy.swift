@@ -14,6 +14,9 @@ public protocol RankingPolicy {
     mutating func observe(row: Int, liked: Bool) throws
     /// The policy's current best `limit` unseen rows, best first.
     func ranking(limit: Int) -> [Int]
+    /// The policy's current score of every catalog row, seen rows included (higher is better):
+    /// how it would rank cards it has not served, for the generalization metric.
+    var scores: [Float] { get }
     /// The learned weights over `[features, terms]`, for policies that learn.
     var learnedWeights: [Double]? { get }
 }
@@ -40,6 +43,20 @@ public enum PolicyKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// gradient step per swipe, serving its current best unseen cards greedily (no bands, no
     /// probes).
     case naiveSGD = "naive_sgd"
+    /// The same naive learner plugged into the engine's serving policy: the engine's session
+    /// serves (the 50/30/20 bands, a probe at every 4th card drawn by the engine's posterior
+    /// variances) but with the naive learner's weights as its mean after every swipe — so the
+    /// learner's quality and the serving policy's cost can be told apart.
+    case naiveSGDEngineServing = "naive_sgd_engine_serving"
+    /// The engine's serving policy without learning: the same session (bands, probes drawn by
+    /// posterior variance, which still shrinks with every swipe) whose mean is put back to the
+    /// cold start after every swipe — the reference that shows what learning adds to the decks
+    /// the engine serves.
+    case engineNoLearning = "engine_no_learning"
+    /// An oracle, not a learner: the best linear fit of the student's true like probabilities
+    /// in the engine's own vector space (`LinearOracle`), fitted on every item before the first
+    /// card and served greedily. The ceiling of any linear scorer, the engine's included.
+    case linearOracle = "linear_oracle"
 }
 
 /// The engine (or an ablation of it) as a policy.
@@ -68,13 +85,72 @@ struct EnginePolicy<M: Matcher>: RankingPolicy {
         if let prompt = result.feedback { try session.submitFeedback(cardID: prompt.cardID, options: []) }
     }
 
-    func ranking(limit: Int) -> [Int] {
+    func ranking(limit: Int) -> [Int] { StaticPolicy.top(scores, excluding: Set(session.served.map(\.row)), limit: limit) }
+
+    var scores: [Float] {
         var scores: [Float] = []
         session.engine.matcher.catalog.scores(weights: session.weights, terms: session.student.terms, into: &scores)
-        return StaticPolicy.top(scores, excluding: Set(session.served.map(\.row)), limit: limit)
+        return scores
     }
 
     var learnedWeights: [Double]? { session.model.mean }
+}
+
+/// `PolicyKind.engineNoLearning`: the engine's session serves, and its mean goes back to the
+/// cold start (the prior mean) after every swipe.
+struct EngineWithoutLearningPolicy<M: Matcher>: RankingPolicy {
+    let name: String
+    var serving: EnginePolicy<M>
+
+    init(name: String, engine: SwipeEngine<M>, student: DatasetStudent<M.Profile>, seed: UInt64) throws {
+        self.name = name
+        serving = try EnginePolicy(name: name, engine: engine, student: student, seed: seed)
+    }
+
+    mutating func serve(count: Int) throws -> [Int] { try serving.serve(count: count) }
+
+    mutating func observe(row: Int, liked: Bool) throws {
+        try serving.observe(row: row, liked: liked)
+        // Feedback prompts go unanswered in the simulation, so the prior mean is the cold start.
+        serving.session.replacePosteriorMean(serving.session.model.priorMean)
+    }
+
+    func ranking(limit: Int) -> [Int] { serving.ranking(limit: limit) }
+
+    var scores: [Float] { serving.scores }
+
+    var learnedWeights: [Double]? { nil }
+}
+
+/// `PolicyKind.naiveSGDEngineServing`: the engine's session serves, the naive learner learns;
+/// after each swipe the session's mean is replaced by the learner's weights (the session's own
+/// precision still updates, so probes are still drawn by posterior variance).
+struct NaiveLearnerEngineServingPolicy<M: Matcher>: RankingPolicy {
+    let name: String
+    var serving: EnginePolicy<M>
+    var learner: NaiveSGDPolicy<M>
+
+    init(name: String, engine: SwipeEngine<M>, student: DatasetStudent<M.Profile>, resolved: M.Student, seed: UInt64) throws {
+        self.name = name
+        serving = try EnginePolicy(name: name, engine: engine, student: student, seed: seed)
+        learner = NaiveSGDPolicy(name: name, engine: engine, student: resolved)
+        // Both start at the cold start; set it anyway so the two can never drift apart.
+        serving.session.replacePosteriorMean(learner.weights)
+    }
+
+    mutating func serve(count: Int) throws -> [Int] { try serving.serve(count: count) }
+
+    mutating func observe(row: Int, liked: Bool) throws {
+        try serving.observe(row: row, liked: liked)
+        try learner.observe(row: row, liked: liked)
+        serving.session.replacePosteriorMean(learner.weights)
+    }
+
+    func ranking(limit: Int) -> [Int] { serving.ranking(limit: limit) }
+
+    var scores: [Float] { serving.scores }
+
+    var learnedWeights: [Double]? { learner.weights }
 }
 
 /// A policy with fixed scores: serves the best unseen rows in order and never learns.

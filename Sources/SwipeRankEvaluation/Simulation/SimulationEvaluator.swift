@@ -22,6 +22,11 @@ import SwipeRankNumerics
 /// - **like rate**: likes among the swipes since the previous checkpoint.
 /// - **cosine**: cosine(learned weights, hidden weights), for learning policies.
 ///
+/// After the last swipe, **generalization**: NDCG@10 of each policy's final scores over the
+/// items that no policy of the run served to the student (the deck measured after the last
+/// checkpoint counts as served), so what a policy learned is judged on cards none of them
+/// showed; `linearOracle` gives its ceiling for linear scorers.
+///
 /// Over all students of a policy: **coverage** (distinct cards served / catalog size),
 /// **intra-list diversity** (mean pairwise Euclidean distance of the feature rows within each
 /// batch of 10), **novelty** (mean −log₂ of a served item's share of the total popularity; for
@@ -100,6 +105,10 @@ public struct SimulationPolicyResult: Sendable {
     /// and bands included — against the best 10 unseen cards, per checkpoint, per student:
     /// what the student gets.
     public var servedNDCG: [[Double]] = []
+    /// Generalization, per student: NDCG@10 of the policy's final scores (after the last
+    /// swipe) over the items that no policy of the run served to that student, against the 10
+    /// best of them — how well what was learned carries over to cards nobody has shown.
+    public var generalization: [Double] = []
     /// Precision@10 per checkpoint, per student.
     public var precision: [[Double]]
     /// Like rate of the swipes before each checkpoint (index 0 is empty), per student.
@@ -179,8 +188,13 @@ extension SimulationEvaluator {
             }
             let answerSeed = rng.next(), policySeed = rng.next()
             let relevantCount = Self.relevantCount(catalogSize: catalog.count)
+            // For generalization: every row any policy served this student, and each policy's
+            // final scores.
+            var servedByAny = Set<Int>()
+            var finalScores: [[Float]] = []
             for (p, kind) in policies.enumerated() {
-                var policy = try makePolicy(kind, student: student, resolved: resolved, popularity: popularityScores, seed: policySeed)
+                var policy = try makePolicy(kind, student: student, resolved: resolved, popularity: popularityScores,
+                                            gains: gains, seed: policySeed)
                 var answers = SplitMix64(seed: answerSeed)
                 var seen = Set<Int>(), likes = 0, sinceCheckpoint = 0
                 var bands = [0, 0, 0]
@@ -247,12 +261,20 @@ extension SimulationEvaluator {
                 if done == swipes, let c = checkpoints.firstIndex(of: done) {
                     let next = try policy.serve(count: 10)
                     if !next.isEmpty { results[p].servedNDCG[c].append(servedQuality(next)) }
+                    servedByAny.formUnion(next)
                 }
+                servedByAny.formUnion(seen)
+                finalScores.append(policy.scores)
                 if resolved.preferredDistanceMiles != nil && done > 0 {
                     let shares = engine.configuration.bandShares
                     geo[p].sum += (0..<3).map { abs(Double(bands[$0]) / Double(done) - shares[$0]) }.max()!
                     geo[p].count += 1
                 }
+            }
+            let unserved = (0..<catalog.count).filter { !servedByAny.contains($0) }
+            for p in policies.indices {
+                results[p].generalization.append(Self.ndcg(scores: unserved.map { finalScores[p][$0] },
+                                                           gains: unserved.map { gains[$0] }, k: 10))
             }
             progress?(index + 1, students.count)
         }
@@ -272,8 +294,38 @@ extension SimulationEvaluator {
     /// - Returns: R.
     public static func relevantCount(catalogSize: Int) -> Int { min(50, max(10, catalogSize / 10)) }
 
+    /// NDCG@k of the top k by `scores` (ties to the lower index) against the k best `gains`.
+    ///
+    /// - Parameters:
+    ///   - scores: One score per item.
+    ///   - gains: One gain per item, ≥ 0.
+    ///   - k: The cut-off.
+    /// - Returns: DCG / ideal DCG, 0 when the ideal is 0.
+    /// - Complexity: O(n log k).
+    static func ndcg(scores: [Float], gains: [Double], k: Int) -> Double {
+        let top = scores.topIndices(k), ideal = gains.map(Float.init).topIndices(k)
+        let dcg = top.enumerated().reduce(0.0) { $0 + gains[$1.element] / log2(Double($1.offset + 2)) }
+        let idcg = ideal.enumerated().reduce(0.0) { $0 + gains[$1.element] / log2(Double($1.offset + 2)) }
+        return idcg > 0 ? dcg / idcg : 0
+    }
+
+    /// The linear oracle's scores for a student: `zᵀw` of the best logistic fit of `gains` over
+    /// every item's vector.
+    func oracleScores(resolved: M.Student, gains: [Double]) throws -> [Float] {
+        let catalog = engine.matcher.catalog
+        var vectors: [Double] = []
+        for row in 0..<catalog.count { vectors += engine.combinedVector(row: row, student: resolved) }
+        let fit = try LinearOracle.fit(vectors: vectors, count: catalog.count, targets: gains.map { min(1, max(0, $0)) })
+        let d = fit.weights.count
+        return (0..<catalog.count).map { i in
+            var s = 0.0
+            for j in 0..<d { s += vectors[i * d + j] * fit.weights[j] }
+            return Float(s)
+        }
+    }
+
     func makePolicy(_ kind: PolicyKind, student: DatasetStudent<M.Profile>, resolved: M.Student, popularity: [Float],
-                    seed: UInt64) throws -> any RankingPolicy {
+                    gains: [Double], seed: UInt64) throws -> any RankingPolicy {
         switch kind {
         case .engine:
             return try EnginePolicy(name: kind.rawValue, engine: engine, student: student, seed: seed)
@@ -293,6 +345,13 @@ extension SimulationEvaluator {
             return StaticPolicy(name: kind.rawValue, scores: popularity)
         case .naiveSGD:
             return NaiveSGDPolicy(name: kind.rawValue, engine: engine, student: resolved)
+        case .engineNoLearning:
+            return try EngineWithoutLearningPolicy(name: kind.rawValue, engine: engine, student: student, seed: seed)
+        case .naiveSGDEngineServing:
+            return try NaiveLearnerEngineServingPolicy(name: kind.rawValue, engine: engine, student: student,
+                                                       resolved: resolved, seed: seed)
+        case .linearOracle:
+            return StaticPolicy(name: kind.rawValue, scores: try oracleScores(resolved: resolved, gains: gains))
         case .random:
             var rng = SplitMix64(seed: seed)
             return StaticPolicy(name: kind.rawValue, scores: (0..<engine.matcher.catalog.count).map { _ in Float.random(in: 0..<1, using: &rng) })
