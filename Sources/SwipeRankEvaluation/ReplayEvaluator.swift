@@ -101,17 +101,16 @@ extension ReplayEvaluator {
         for (student, train, test) in splits {
             let resolved = try engine.matcher.student(student.profile)
             let coldStart = engine.matcher.coldStartWeights(for: resolved)
-            var model = PreferenceModel(priorMean: coldStart.combined, priorPrecision: engine.configuration.priorPrecision,
-                                        calibration: engine.matcher.calibration)
+            var model = engine.coldStartModel(for: resolved)
             let trainRows = Set(train.map { catalog.row(of: $0.itemID)! })
             for x in train {
-                let z = engine.combinedVector(row: catalog.row(of: x.itemID)!, student: resolved)
+                let z = engine.learningVector(row: catalog.row(of: x.itemID)!, student: resolved)
                 try? model.observe(z, liked: x.action == .like)
             }
             let randomScores = (0..<catalog.count).map { _ in Float.random(in: 0..<1, using: &rng) }
             var profileScores: [Float] = [], engineScores: [Float] = []
             catalog.scores(weights: coldStart, terms: resolved.terms, into: &profileScores)
-            catalog.scores(weights: model.weights(featureCount: catalog.dimension), terms: resolved.terms, into: &engineScores)
+            catalog.scores(weights: model.weights(featureCount: catalog.dimension, termCount: resolved.terms.names.count), terms: resolved.terms, into: &engineScores)
             let testLikes = Set(test.filter { $0.action == .like }.map { catalog.row(of: $0.itemID)! })
             for (p, scores) in [engineScores, profileScores, likeCounts, randomScores].enumerated() {
                 var masked = scores

@@ -181,10 +181,10 @@ struct EvaluateTests {
     func evaluate() throws {
         let result = try CLI.run(["evaluate", "--limit", "4", "--swipes", "10"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("4 students × 10 swipes × 11 policies"))
+        #expect(result.stdout.contains("4 students × 10 swipes × 12 policies"))
         #expect(result.stdout.contains("NDCG@10 of the cards served next"))
         for policy in ["engine", "engine_no_probes", "engine_boundary_probes", "engine_no_geo_mix", "profile_only", "popularity", "random", "naive_sgd",
-                       "naive_sgd_engine_serving", "engine_no_learning", "linear_oracle"] {
+                       "naive_sgd_engine_serving", "engine_student_bias", "engine_no_learning", "linear_oracle"] {
             #expect(result.stdout.contains("\n\(policy) "), "\(policy)")
         }
         #expect(result.stdout.contains("Replay of 160 logged swipes"), "4 students × 40 logged swipes")
@@ -221,8 +221,8 @@ struct EvaluateTests {
         let result = try CLI.run(["evaluate", "--limit", "4", "--swipes", "10", "--interactions", "", "--student-model", "hidden",
                                   "--export", folder])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("Simulation (hidden): 4 students × 10 swipes × 11 policies"))
-        #expect(result.stdout.contains("Simulation (logistic): 4 students × 10 swipes × 11 policies"))
+        #expect(result.stdout.contains("Simulation (hidden): 4 students × 10 swipes × 12 policies"))
+        #expect(result.stdout.contains("Simulation (logistic): 4 students × 10 swipes × 12 policies"))
         let report = try String(contentsOfFile: folder + "/report.md", encoding: .utf8)
         #expect(report.contains("## Students outside the engine's model class"))
         #expect(report.contains("Where the engine loses here"))
@@ -247,11 +247,11 @@ struct GenericCatalogCLITests {
                                   "--interactions", "datasets/restaurants/swipes.csv", "--swipes", "20", "--popularity-column", "reviews",
                                   "--export", folder] + Self.catalog)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("60 students × 20 swipes × 11 policies"))
+        #expect(result.stdout.contains("60 students × 20 swipes × 12 policies"))
         #expect(result.stdout.contains("cover: distinct items served / 80"))
         #expect(result.stdout.contains("Replay of 1200 logged swipes"))
         for policy in ["engine", "engine_no_probes", "engine_boundary_probes", "engine_no_geo_mix", "profile_only", "popularity", "random", "naive_sgd",
-                       "naive_sgd_engine_serving", "engine_no_learning", "linear_oracle"] {
+                       "naive_sgd_engine_serving", "engine_student_bias", "engine_no_learning", "linear_oracle"] {
             #expect(result.stdout.contains("\n\(policy) "), "\(policy)")
         }
         let report = try String(contentsOfFile: folder + "/report.md", encoding: .utf8)
@@ -264,7 +264,7 @@ struct GenericCatalogCLITests {
         let result = try CLI.run(["evaluate", "--students", "datasets/restaurants/users.csv", "--interactions", "",
                                   "--swipes", "10", "--limit", "5"] + Self.catalog)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("5 students × 10 swipes × 10 policies") && !result.stdout.contains("\npopularity "))
+        #expect(result.stdout.contains("5 students × 10 swipes × 11 policies") && !result.stdout.contains("\npopularity "))
         let column = try CLI.run(["evaluate", "--students", "datasets/restaurants/users.csv", "--popularity-column", "stars"] + Self.catalog)
         #expect(column.status == 1 && column.stderr.contains("--popularity-column \"stars\" is not a numeric attribute"), "\(column.stderr)")
         let schools = try CLI.run(["evaluate", "--popularity-column", "reviews"])
@@ -278,7 +278,7 @@ struct GenericCatalogCLITests {
         let result = try CLI.run(["evaluate", "--interactions", "datasets/restaurants/swipes.csv", "--swipes", "10", "--limit", "6"]
                                  + Self.catalog)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("6 students × 10 swipes × 11 policies"))
+        #expect(result.stdout.contains("6 students × 10 swipes × 12 policies"))
         #expect(result.stdout.contains("Replay of 120 logged swipes"), "6 users × 20 logged swipes")
         // The same users with their stated preferences read from the file give a different cold start.
         let stated = try CLI.run(["evaluate", "--students", "datasets/restaurants/users.csv", "--interactions", "datasets/restaurants/swipes.csv",

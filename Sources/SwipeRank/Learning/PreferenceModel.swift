@@ -61,6 +61,19 @@ public struct PreferenceModel: Sendable, Codable, Equatable {
         return PreferenceWeights(features: Array(w[..<featureCount]), terms: Array(w[featureCount...]))
     }
 
+    /// The posterior mean's first d + k values as Float weights, split into features and terms
+    /// (any further coordinates, such as a student's bias, are left out).
+    ///
+    /// - Parameters:
+    ///   - featureCount: d.
+    ///   - termCount: k; d + k ≤ `dimension`.
+    /// - Returns: The weights.
+    public func weights(featureCount: Int, termCount: Int) -> PreferenceWeights {
+        precondition(featureCount + termCount <= dimension, "the model has \(dimension) weights")
+        return PreferenceWeights(features: mean[..<featureCount].map(Float.init),
+                                 terms: mean[featureCount..<(featureCount + termCount)].map(Float.init))
+    }
+
     /// The predicted like probability of a card.
     ///
     /// - Parameter z: The card's combined vector.

@@ -44,13 +44,20 @@ public struct EngineConfiguration: Sendable, Hashable, Codable {
     public var feedbackStrength: Double = 1
     /// Raw-score bonus for discovery cards from a region the student has not been shown; |x| ≤ 100.
     public var discoveryNoveltyBonus: Float = 0.75
+    /// Whether each student's model also learns a bias — an intercept, how much this student
+    /// likes cards in general (prior N(0, 1/τ)) — so a student who dislikes most cards lowers
+    /// it instead of dragging every positive weight down. It moves the predicted like
+    /// probability (learning, feedback prompts), never the ranking, and the match score shown
+    /// stays the cards' own (without the bias). Off by default: a stored session learned
+    /// without it does not restore under it (the configuration digest differs).
+    public var studentBias = false
 
     /// The defaults.
     public init() {}
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case expansion, bandShares, probeInterval, geographicMixing, priorPrecision, stableForgetting
-        case feedbackCooldown, patternBreakConfidence, feedbackStrength, discoveryNoveltyBonus, probeCandidates
+        case feedbackCooldown, patternBreakConfidence, feedbackStrength, discoveryNoveltyBonus, probeCandidates, studentBias
     }
 
     /// Decodes a configuration: absent fields keep their defaults, unknown keys are rejected,
@@ -90,11 +97,12 @@ public struct EngineConfiguration: Sendable, Hashable, Codable {
             }
             config.probeCandidates = candidates
         }
+        if let v = try c.decodeIfPresent(Bool.self, forKey: .studentBias) { config.studentBias = v }
         try config.validate()
         self = config
     }
 
-    /// Encodes every field (the cooldowns by phase name).
+    /// Encodes every field (the cooldowns by phase name; `studentBias` only when on).
     ///
     /// - Parameter encoder: The encoder.
     public func encode(to encoder: any Encoder) throws {
@@ -110,6 +118,8 @@ public struct EngineConfiguration: Sendable, Hashable, Codable {
         try c.encode(feedbackStrength, forKey: .feedbackStrength)
         try c.encode(discoveryNoveltyBonus, forKey: .discoveryNoveltyBonus)
         try c.encode(probeCandidates.rawValue, forKey: .probeCandidates)
+        // Only when on: the default configuration keeps the encoding (and modelVersion) it had.
+        if studentBias { try c.encode(studentBias, forKey: .studentBias) }
     }
 
     /// Checks every value's range.
@@ -160,6 +170,8 @@ public struct EngineConfiguration: Sendable, Hashable, Codable {
         hasher.combine("\(expansion)|\(bandShares)|\(probeInterval)|\(geographicMixing)|\(priorPrecision)|\(stableForgetting)|")
         for phase in LearningPhase.allCases { hasher.combine("\(phase.rawValue)=\(feedbackCooldown[phase] ?? 0)|") }
         hasher.combine("\(patternBreakConfidence)|\(feedbackStrength)|\(discoveryNoveltyBonus)")
+        // Only when on, so the default's digest (and every stored snapshot) is unchanged.
+        if studentBias { hasher.combine("|studentBias") }
         return hasher.hexDigest
     }
 }
@@ -259,12 +271,27 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// - Parameter student: The resolved student.
     /// - Returns: The model before any swipe.
     public func coldStartModel(for student: M.Student) -> PreferenceModel {
-        PreferenceModel(priorMean: matcher.coldStartWeights(for: student).combined, priorPrecision: configuration.priorPrecision,
-                        calibration: matcher.calibration)
+        // The bias, when learned, starts at 0: the cold start's calibration is the population's.
+        PreferenceModel(priorMean: matcher.coldStartWeights(for: student).combined + (configuration.studentBias ? [0] : []),
+                        priorPrecision: configuration.priorPrecision, calibration: matcher.calibration)
     }
 
-    /// The number of model weights, D = d + k.
-    public var modelDimension: Int { matcher.catalog.dimension + matcher.termNames.count }
+    /// The number of model weights, D = d + k, plus 1 with `EngineConfiguration.studentBias`.
+    public var modelDimension: Int { matcher.catalog.dimension + matcher.termNames.count + (configuration.studentBias ? 1 : 0) }
+
+    /// What the preference model sees of an item: `combinedVector(row:student:)`, followed by a
+    /// constant 1 (the bias's input) with `EngineConfiguration.studentBias`.
+    ///
+    /// - Parameters:
+    ///   - row: A catalog row.
+    ///   - student: The resolved student.
+    /// - Returns: `modelDimension` values.
+    /// - Complexity: O(D).
+    public func learningVector(row: Int, student: M.Student) -> [Double] {
+        var z = combinedVector(row: row, student: student)
+        if configuration.studentBias { z.append(1) }
+        return z
+    }
 
     /// The combined vector `[features, terms]` of an item for a student, in Double: what the
     /// preference model's weights multiply.
@@ -295,6 +322,13 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         let d = catalog.dimension
         for j in 0..<d { vectors.append(Double(catalog.features[row, j])) }
         for k in 0..<student.terms.names.count { vectors.append(Double(student.terms[term: k, item: row])) }
+    }
+
+    /// Appends the learning vector of `row` (`learningVector(row:student:)`) to `vectors`.
+    @inline(__always)
+    func appendLearningVector(row: Int, student: M.Student, to vectors: inout [Double]) {
+        appendCombinedVector(row: row, student: student, to: &vectors)
+        if configuration.studentBias { vectors.append(1) }
     }
 }
 

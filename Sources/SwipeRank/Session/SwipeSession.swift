@@ -125,7 +125,13 @@ public struct SwipeSession<M: Matcher>: Sendable {
     func poolIndex(row: Int) -> Int { Int(rowPools[row]) }
 
     /// The current weights (the posterior mean).
-    public var weights: PreferenceWeights { model.weights(featureCount: engine.matcher.catalog.dimension) }
+    public var weights: PreferenceWeights {
+        model.weights(featureCount: engine.matcher.catalog.dimension, termCount: student.terms.names.count)
+    }
+
+    /// The learned bias (`EngineConfiguration.studentBias`): how much this student likes cards
+    /// in general, in raw-score units; nil when the engine learns none.
+    public var bias: Double? { engine.configuration.studentBias ? model.mean.last : nil }
 
     /// The learning state: phase, progress and named weights.
     public var learningState: LearningState {
@@ -229,7 +235,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // A plain loop: a closure here copied the student (all its arrays) once per candidate.
         var vectors: [Double] = []
         vectors.reserveCapacity(candidates.count * model.dimension)
-        for row in candidates { engine.appendCombinedVector(row: row, student: student, to: &vectors) }
+        for row in candidates { engine.appendLearningVector(row: row, student: student, to: &vectors) }
         let variances = model.variances(alongFlat: vectors, count: candidates.count)
         let (index, propensity) = ProbeScheduler.draw(uncertainties: variances, temperature: temperature, using: &rng)
         return (candidates[index], propensity)
@@ -271,7 +277,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         guard served[index].action == nil else {
             throw SwipeError(.alreadySwiped, "swipe \(swipe.swipeID): card \"\(swipe.cardID)\" was already swiped")
         }
-        let z = engine.combinedVector(row: row, student: student)
+        let z = engine.learningVector(row: row, student: student)
         let predicted = model.likeProbability(z)
         let phaseAfter = LearningPhase(totalSwipes: totalSwipes + 1)
         do {
@@ -320,7 +326,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         guard let row = engine.matcher.catalog.row(of: swipe.cardID) else {
             throw SwipeError(.unknownCard, "judgement \(swipe.swipeID): no card \"\(swipe.cardID)\" in the catalog")
         }
-        let z = engine.combinedVector(row: row, student: student)
+        let z = engine.learningVector(row: row, student: student)
         let phaseAfter = LearningPhase(totalSwipes: totalSwipes + 1)
         do {
             try model.observe(z, liked: swipe.action == .like,

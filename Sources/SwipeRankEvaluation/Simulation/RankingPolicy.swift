@@ -48,6 +48,9 @@ public enum PolicyKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// variances) but with the naive learner's weights as its mean after every swipe — so the
     /// learner's quality and the serving policy's cost can be told apart.
     case naiveSGDEngineServing = "naive_sgd_engine_serving"
+    /// The engine with a bias per student (`EngineConfiguration.studentBias`): an intercept
+    /// learned beside the weights.
+    case engineStudentBias = "engine_student_bias"
     /// The engine's serving policy without learning: the same session (bands, probes drawn by
     /// posterior variance, which still shrinks with every swipe) whose mean is put back to the
     /// cold start after every swipe — the reference that shows what learning adds to the decks
@@ -93,7 +96,8 @@ struct EnginePolicy<M: Matcher>: RankingPolicy {
         return scores
     }
 
-    var learnedWeights: [Double]? { session.model.mean }
+    /// The weights over `[features, terms]` (a learned bias, if any, left out).
+    var learnedWeights: [Double]? { Array(session.model.mean.prefix(session.engine.matcher.catalog.dimension + session.student.terms.names.count)) }
 }
 
 /// `PolicyKind.engineNoLearning`: the engine's session serves, and its mean goes back to the
@@ -135,7 +139,12 @@ struct NaiveLearnerEngineServingPolicy<M: Matcher>: RankingPolicy {
         serving = try EnginePolicy(name: name, engine: engine, student: student, seed: seed)
         learner = NaiveSGDPolicy(name: name, engine: engine, student: resolved)
         // Both start at the cold start; set it anyway so the two can never drift apart.
-        serving.session.replacePosteriorMean(learner.weights)
+        serving.session.replacePosteriorMean(servingMean)
+    }
+
+    /// The learner's weights, with the session's own bias (if it learns one) after them.
+    var servingMean: [Double] {
+        learner.weights + serving.session.model.mean.dropFirst(learner.weights.count)
     }
 
     mutating func serve(count: Int) throws -> [Int] { try serving.serve(count: count) }
@@ -143,7 +152,7 @@ struct NaiveLearnerEngineServingPolicy<M: Matcher>: RankingPolicy {
     mutating func observe(row: Int, liked: Bool) throws {
         try serving.observe(row: row, liked: liked)
         try learner.observe(row: row, liked: liked)
-        serving.session.replacePosteriorMean(learner.weights)
+        serving.session.replacePosteriorMean(servingMean)
     }
 
     func ranking(limit: Int) -> [Int] { serving.ranking(limit: limit) }

@@ -334,6 +334,8 @@ extension SimulationEvaluator {
         case .engineBoundaryProbes:
             return try EnginePolicy(name: kind.rawValue, engine: engine.reconfigured { $0.probeCandidates = .boundary },
                                     student: student, seed: seed)
+        case .engineStudentBias:
+            return try EnginePolicy(name: kind.rawValue, engine: engine.reconfigured { $0.studentBias = true }, student: student, seed: seed)
         case .engineNoGeoMix:
             return try EnginePolicy(name: kind.rawValue, engine: engine.reconfigured { $0.geographicMixing = false }, student: student, seed: seed)
         case .profileOnly:
