@@ -31,6 +31,12 @@ struct Evaluate: ParsableCommand {
     @Option(help: "Replay: the cut-off k of precision, recall, NDCG and MAP (1…1000).")
     var k: Int = 10
 
+    @Option(help: "The population prior engine_population_prior starts from (written by `swiperank fit-prior`). Default for colleges: fitted on --population-students simulated students other than the evaluated ones; with --schema and no file that policy is left out.")
+    var populationPrior: String?
+
+    @Option(help: "Colleges: how many other simulated students (random profiles, the same student model) the population prior is fitted on when no --population-prior is given (0: leave engine_population_prior out).")
+    var populationStudents: Int = 200
+
     @Option(help: "Evaluate only the first N students (0: all).")
     var limit: Int = 0
 
@@ -65,6 +71,7 @@ struct Evaluate: ParsableCommand {
         }
         guard trainFraction > 0 && trainFraction < 1 else { throw ValidationError("--train-fraction must be in (0, 1), got \(trainFraction)") }
         guard (1...1000).contains(k) else { throw ValidationError("--k must be in 1…1000, got \(k)") }
+        guard (0...100_000).contains(populationStudents) else { throw ValidationError("--population-students must be in 0…100000") }
         if skipSimulation && (skipReplay || interactions.isEmpty) {
             throw ValidationError("--skip-simulation leaves only the replay: it needs --interactions and no --skip-replay")
         }
@@ -88,9 +95,15 @@ struct Evaluate: ParsableCommand {
             let (roster, log) = try loadData(itemIDs: Set(engine.matcher.catalog.ids)) { table, policy throws(DataError) in
                 try StudentsFile.read(table, policy: policy)
             }
+            // The population a prior is fitted on: other students, drawn like the shipped ones.
+            var rng = SplitMix64(seed: seed ^ 0x5050_4f50_554c_4154)
+            let population = (0..<populationStudents).map {
+                DatasetStudent(id: "population-\($0)", profile: SchoolSimulation.randomProfile(schools: engine.matcher.schools, using: &rng))
+            }
             try evaluate(engine: engine, roster: roster, log: log, popularity: SchoolSimulation.popularity(engine.matcher.schools),
                          opinionGroups: SchoolSimulation.opinionGroups, itemNoun: "school",
-                         hiddenTaste: SimulationEvaluator<SchoolMatcher>.hiddenTaste(schools: engine.matcher.schools))
+                         hiddenTaste: SimulationEvaluator<SchoolMatcher>.hiddenTaste(schools: engine.matcher.schools),
+                         populationStudents: population)
             return
         }
         let matcher = try catalogOptions.loadItems(schema: schema)
@@ -101,7 +114,8 @@ struct Evaluate: ParsableCommand {
             = students == nil ? nil : { table, policy throws(DataError) in try ItemUsersFile.read(table, matcher: matcher, policy: policy) }
         let (roster, log) = try loadData(itemIDs: Set(matcher.catalog.ids), anonymous: ItemProfile(), readStudents: readUsers)
         try evaluate(engine: SwipeEngine(matcher: matcher), roster: roster, log: log,
-                     popularity: itemPopularity(matcher.catalog, log: log), opinionGroups: nil, itemNoun: "item", hiddenTaste: nil)
+                     popularity: itemPopularity(matcher.catalog, log: log), opinionGroups: nil, itemNoun: "item", hiddenTaste: nil,
+                     populationStudents: [])
     }
 
     /// Reads the students (in the matcher's format) and the interactions, honoring
@@ -163,13 +177,23 @@ struct Evaluate: ParsableCommand {
 
     func evaluate<M: Matcher>(engine: SwipeEngine<M>, roster: [DatasetStudent<M.Profile>], log: [Interaction],
                               popularity: [Double]?, opinionGroups: Set<String>?, itemNoun: String,
-                              hiddenTaste: SimulationEvaluator<M>.TasteModel?) throws {
+                              hiddenTaste: SimulationEvaluator<M>.TasteModel?, populationStudents: [DatasetStudent<M.Profile>]) throws {
         let interactive = isatty(STDERR_FILENO) == 1
-        let policies = PolicyKind.allCases.filter { popularity != nil || $0 != .popularity }
+        let filePrior = try populationPrior.map { try loadPopulationPrior($0, into: engine).population! }
+        let policies = PolicyKind.allCases.filter {
+            (popularity != nil || $0 != .popularity) && (filePrior != nil || !populationStudents.isEmpty || $0 != .enginePopulationPrior)
+        }
         func simulate(_ taste: SimulationEvaluator<M>.TasteModel?, _ label: String) throws -> [SimulationPolicyResult] {
             let start = Date()
             var evaluator = SimulationEvaluator(engine: engine, popularity: popularity, opinionGroups: opinionGroups)
             evaluator.taste = taste
+            if policies.contains(.enginePopulationPrior) {
+                // Fitted on other students under the same student model: what the evaluated
+                // students' population taught, never their own swipes.
+                evaluator.population = try filePrior ?? PopulationFit.fit(
+                    engine: engine, students: populationStudents,
+                    interactions: evaluator.simulateLog(students: populationStudents, swipes: swipes, seed: seed &+ 1))
+            }
             let results = try evaluator.run(
                 students: roster, swipes: swipes, policies: policies, seed: seed,
                 progress: interactive ? { done, total in

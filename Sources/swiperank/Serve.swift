@@ -22,6 +22,9 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var catalogOptions: CatalogOptions
 
+    @Option(help: "A population prior written by `swiperank fit-prior` for this catalog (env SWIPERANK_POPULATION_PRIOR): new students start from what it taught. Stored sessions restore only under the prior they learned with.")
+    var populationPrior: String?
+
     @Option(help: "Address to bind (env SWIPERANK_HOST; default 127.0.0.1).")
     var host: String?
 
@@ -141,11 +144,14 @@ struct Serve: AsyncParsableCommand {
 
     /// Builds the service for the catalog the options name and runs it until shut down.
     func serve(store: any ServiceStore, config: ServerConfiguration, logger: Logger) async throws {
+        let populationPrior = self.populationPrior ?? ProcessInfo.processInfo.environment["SWIPERANK_POPULATION_PRIOR"]
         if let schema = catalogOptions.schema {
-            let engine = SwipeEngine(matcher: try catalogOptions.loadItems(schema: schema))
+            var engine = SwipeEngine(matcher: try catalogOptions.loadItems(schema: schema))
+            if let populationPrior { engine = try loadPopulationPrior(populationPrior, into: engine) }
             try await buildApplication(engine: engine, store: store, configuration: config, logger: logger, onRunning: Self.announce).runService()
         } else {
-            let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
+            var engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
+            if let populationPrior { engine = try loadPopulationPrior(populationPrior, into: engine) }
             try await buildApplication(engine: engine, store: store, configuration: config, logger: logger, onRunning: Self.announce).runService()
         }
     }

@@ -181,7 +181,7 @@ struct EvaluateTests {
     func evaluate() throws {
         let result = try CLI.run(["evaluate", "--limit", "4", "--swipes", "10"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("4 students × 10 swipes × 12 policies"))
+        #expect(result.stdout.contains("4 students × 10 swipes × 13 policies"))
         #expect(result.stdout.contains("NDCG@10 of the cards served next"))
         for policy in ["engine", "engine_no_probes", "engine_boundary_probes", "engine_no_geo_mix", "profile_only", "popularity", "random", "naive_sgd",
                        "naive_sgd_engine_serving", "engine_student_bias", "engine_no_learning", "linear_oracle"] {
@@ -214,6 +214,34 @@ struct EvaluateTests {
         }
     }
 
+    @Test("fit-prior writes a prior that evaluate loads; without one the policy is fitted on other students or left out; errors name the file")
+    func populationPrior() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-prior-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let fit = try CLI.run(["fit-prior", "--output", file])
+        #expect(fit.status == 0, "\(fit.stderr)")
+        #expect(fit.stdout.contains("fitted on 200 students, 8000 swipes"))
+        let prior = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any]
+        #expect(prior?["students"] as? Int == 200 && (prior?["item_effects"] as? [Double])?.count == 2_294 && prior?["version"] as? Int == 1)
+        let loaded = try CLI.run(["evaluate", "--limit", "3", "--swipes", "10", "--skip-replay", "--population-prior", file])
+        #expect(loaded.status == 0 && loaded.stdout.contains("\nengine_population_prior "), "\(loaded.stderr)")
+        let fitted = try CLI.run(["evaluate", "--limit", "3", "--swipes", "10", "--skip-replay", "--population-students", "5"])
+        #expect(fitted.status == 0 && fitted.stdout.contains("\nengine_population_prior "), "\(fitted.stderr)")
+        let without = try CLI.run(["evaluate", "--limit", "3", "--swipes", "10", "--skip-replay", "--population-students", "0"])
+        #expect(without.status == 0 && without.stdout.contains("× 12 policies") && !without.stdout.contains("engine_population_prior"))
+        let otherCatalog = try CLI.run(["evaluate", "--population-prior", file, "--interactions", "datasets/restaurants/swipes.csv",
+                                        "--schema", "datasets/restaurants/restaurants.schema.json", "--catalog", "datasets/restaurants/restaurants.csv"])
+        #expect(otherCatalog.status != 0 && otherCatalog.stderr.contains(file) && otherCatalog.stderr.contains("catalog_fingerprint"),
+                "\(otherCatalog.stderr)")
+        let missing = try CLI.run(["evaluate", "--population-prior", "/nonexistent/prior.json"])
+        #expect(missing.status != 0 && missing.stderr.contains("/nonexistent/prior.json"))
+        let precision = try CLI.run(["fit-prior", "--output", file, "--item-precision", "0"])
+        #expect(precision.status != 0 && precision.stderr.contains("--item-precision"))
+        let items = try CLI.run(["fit-prior", "--output", file, "--interactions", "datasets/restaurants/swipes.csv",
+                                 "--schema", "datasets/restaurants/restaurants.schema.json", "--catalog", "datasets/restaurants/restaurants.csv"])
+        #expect(items.status == 0 && items.stdout.contains("fitted on 60 students, 1200 swipes"), "\(items.stderr)")
+    }
+
     @Test("--student-model hidden simulates students outside the engine's model class; the report carries both models")
     func hiddenStudents() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-hidden-\(UUID().uuidString)").path
@@ -221,8 +249,8 @@ struct EvaluateTests {
         let result = try CLI.run(["evaluate", "--limit", "4", "--swipes", "10", "--interactions", "", "--student-model", "hidden",
                                   "--export", folder])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("Simulation (hidden): 4 students × 10 swipes × 12 policies"))
-        #expect(result.stdout.contains("Simulation (logistic): 4 students × 10 swipes × 12 policies"))
+        #expect(result.stdout.contains("Simulation (hidden): 4 students × 10 swipes × 13 policies"))
+        #expect(result.stdout.contains("Simulation (logistic): 4 students × 10 swipes × 13 policies"))
         let report = try String(contentsOfFile: folder + "/report.md", encoding: .utf8)
         #expect(report.contains("## Students outside the engine's model class"))
         #expect(report.contains("Where the engine loses here"))

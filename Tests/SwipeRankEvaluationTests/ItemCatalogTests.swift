@@ -177,8 +177,11 @@ struct ItemEvaluationTests {
 
     @Test("simulation: the engine learns on restaurants and beats the baselines; deterministic")
     func simulation() throws {
-        let evaluator = SimulationEvaluator(engine: RestaurantFixtures.engine, popularity: RestaurantFixtures.popularity,
+        var evaluator = SimulationEvaluator(engine: RestaurantFixtures.engine, popularity: RestaurantFixtures.popularity,
                                             opinionGroups: nil)
+        // A population: the same profiles with other hidden weights (another seed).
+        evaluator.population = try PopulationFit.fit(engine: RestaurantFixtures.engine, students: RestaurantFixtures.users,
+                                                     interactions: evaluator.simulateLog(students: RestaurantFixtures.users, swipes: 20, seed: 99))
         let results = try evaluator.run(students: RestaurantFixtures.users, swipes: 30, policies: PolicyKind.allCases, seed: 2)
         let byPolicy = Dictionary(uniqueKeysWithValues: results.map { ($0.policy, $0) })
         func final(_ p: PolicyKind, _ metric: KeyPath<SimulationPolicyResult, [[Double]]>) -> Double {

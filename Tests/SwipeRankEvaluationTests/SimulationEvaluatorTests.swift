@@ -11,9 +11,19 @@ struct SimulationEvaluatorTests {
         return (0..<30).map { DatasetStudent(id: "t\($0)", profile: SchoolSimulation.randomProfile(schools: EvaluationFixtures.schools, using: &rng)) }
     }()
 
+    /// An evaluator with a population prior fitted on 20 other simulated students.
+    static func evaluator() throws -> SimulationEvaluator<SchoolMatcher> {
+        var evaluator = SimulationEvaluator(engine: EvaluationFixtures.engine)
+        var rng = SplitMix64(seed: 78)
+        let others = (0..<20).map { DatasetStudent(id: "o\($0)", profile: SchoolSimulation.randomProfile(schools: EvaluationFixtures.schools, using: &rng)) }
+        evaluator.population = try PopulationFit.fit(engine: EvaluationFixtures.engine, students: others,
+                                                     interactions: evaluator.simulateLog(students: others, swipes: 30, seed: 6))
+        return evaluator
+    }
+
     @Test("the engine beats the baselines on NDCG@10 and P@10, keeps the band mix, and runs deterministically")
     func engineBeatsBaselines() throws {
-        let evaluator = SimulationEvaluator(engine: EvaluationFixtures.engine)
+        let evaluator = try Self.evaluator()
         let results = try evaluator.run(students: Self.students, swipes: 30, policies: PolicyKind.allCases, seed: 3)
         let byPolicy = Dictionary(uniqueKeysWithValues: results.map { ($0.policy, $0) })
         func final(_ p: PolicyKind, _ metric: KeyPath<SimulationPolicyResult, [[Double]]>) -> Double {
@@ -44,7 +54,7 @@ struct SimulationEvaluatorTests {
 
     @Test("served NDCG@10 scores the deck as served: equal to the ranking's for policies that serve their ranking, lower for the engine at the start")
     func servedDecks() throws {
-        let evaluator = SimulationEvaluator(engine: EvaluationFixtures.engine)
+        let evaluator = try Self.evaluator()
         let students = Array(Self.students.prefix(12))
         let results = try evaluator.run(students: students, swipes: 20, policies: PolicyKind.allCases, seed: 5)
         for r in results {

@@ -46,6 +46,7 @@ struct Reply {
 /// Runs router tests against the service over a given store.
 struct Harness {
     var store: any ServiceStore = MemoryStore()
+    var engine = Fixtures.engine
     var configure: @Sendable (inout ServerConfiguration) -> Void = { _ in }
 
     func run(_ test: @escaping @Sendable (Client) async throws -> Void) async throws {
@@ -55,7 +56,7 @@ struct Harness {
         configure(&config)
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        let (responder, _) = try await buildResponder(engine: Fixtures.engine, store: store, configuration: config, logger: logger)
+        let (responder, _) = try await buildResponder(engine: engine, store: store, configuration: config, logger: logger)
         let app = Application(responder: responder, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
         let auth = config.auth
         try await app.test(.router) { client in try await test(Client(client: client, auth: auth)) }

@@ -148,11 +148,14 @@ extension Matcher {
             totalSwipes: 0)
     }
 
-    /// The best `count` items whose `skip` flag is false, as cards (ties to the lower row):
+    /// The best `count` items whose `skip` flag is false, as cards (ties to the lower row; each
+    /// raw score plus its `offsets` entry, the population's item effect, when given):
     /// `recommendations(for:weights:count:workspace:)` over part of the catalog.
-    func recommendations(for student: Student, weights: PreferenceWeights, count: Int, skipping skip: [Bool]) -> [Recommendation] {
+    func recommendations(for student: Student, weights: PreferenceWeights, count: Int, skipping skip: [Bool],
+                         offsets: [Float]? = nil) -> [Recommendation] {
         var raw: [Float] = []
         catalog.scores(weights: weights, terms: student.terms, into: &raw)
+        if let offsets { for i in raw.indices { raw[i] += offsets[i] } }
         var rows: [Int] = [], scores: [Float] = []
         rows.reserveCapacity(catalog.count)
         scores.reserveCapacity(catalog.count)

@@ -79,8 +79,17 @@ public struct PreferenceModel: Sendable, Codable, Equatable {
     /// - Parameter z: The card's combined vector.
     /// - Returns: σ((zᵀμ − offset)/scale).
     /// - Complexity: O(D).
-    public func likeProbability(_ z: [Double]) -> Double {
-        let raw = zip(z, mean).reduce(0) { $0 + $1.0 * $1.1 }
+    public func likeProbability(_ z: [Double]) -> Double { likeProbability(z, itemOffset: 0) }
+
+    /// The predicted like probability of a card whose raw score has a fixed, unlearned part.
+    ///
+    /// - Parameters:
+    ///   - z: The card's combined vector.
+    ///   - itemOffset: Added to zᵀμ (the population's effect of the item; 0 for none).
+    /// - Returns: σ((zᵀμ + itemOffset − offset)/scale).
+    /// - Complexity: O(D).
+    public func likeProbability(_ z: [Double], itemOffset: Double) -> Double {
+        let raw = zip(z, mean).reduce(0) { $0 + $1.0 * $1.1 } + itemOffset
         return 1 / (1 + exp(-(raw - offset) / scale))
     }
 
@@ -94,15 +103,18 @@ public struct PreferenceModel: Sendable, Codable, Equatable {
     ///   - weight: How many observations this one counts as (> 0; 1 for a swipe, more for a
     ///     strong signal such as a saved card): it scales both the curvature and the gradient,
     ///     the Laplace update of a weighted log-likelihood.
+    ///   - itemOffset: A fixed part of the card's raw score the weights do not explain (the
+    ///     population's item effect; 0 for none): the prediction learned against.
     /// - Throws: `NumericsError` for a non-finite vector, or if the decayed precision is not
     ///   positive definite; the model is unchanged.
     /// - Complexity: O(D²) with λ = 1, O(D³) otherwise.
-    public mutating func observe(_ z: [Double], liked: Bool, forgetting: Double = 1, weight: Double = 1) throws(NumericsError) {
+    public mutating func observe(_ z: [Double], liked: Bool, forgetting: Double = 1, weight: Double = 1,
+                                 itemOffset: Double = 0) throws(NumericsError) {
         precondition(z.count == dimension, "Observation has \(z.count) values, the model \(dimension)")
         precondition(forgetting > 0 && forgetting <= 1, "Forgetting factor must be in (0, 1]")
         precondition(weight > 0 && weight.isFinite, "Observation weight must be positive and finite")
-        guard z.allSatisfy({ $0.isFinite }) else { throw NumericsError.nonFinite("swipe observation") }
-        let p = likeProbability(z)
+        guard z.allSatisfy({ $0.isFinite }), itemOffset.isFinite else { throw NumericsError.nonFinite("swipe observation") }
+        let p = likeProbability(z, itemOffset: itemOffset)
         let curvature = weight * max(0.05, p * (1 - p)) / (scale * scale)
         // In place: only the decay can fail, and it leaves the factor untouched when it does.
         if forgetting < 1 {

@@ -269,7 +269,7 @@ extension SwipeSession {
         SessionSnapshot(
             formatVersion: SessionSnapshot<M.Profile>.currentFormatVersion, studentID: studentID, profile: student.profile,
             catalogCount: engine.matcher.catalog.count, catalogFingerprint: engine.catalogFingerprint,
-            configurationDigest: engine.configuration.digest, served: served, checkpoint: checkpoint, events: events,
+            configurationDigest: engine.learningDigest, served: served, checkpoint: checkpoint, events: events,
             generator: rng, modelDigest: model.digest)
     }
 }
@@ -311,8 +311,8 @@ extension SwipeEngine {
         if let fingerprint = snapshot.catalogFingerprint, fingerprint != catalogFingerprint {
             throw invalid("catalogFingerprint", "taken over another catalog (fingerprint \(fingerprint.prefix(32)), this one \(catalogFingerprint))")
         }
-        if let digest = snapshot.configurationDigest, digest != configuration.digest {
-            throw invalid("configurationDigest", "taken under another engine configuration")
+        if let digest = snapshot.configurationDigest, digest != learningDigest {
+            throw invalid("configurationDigest", "taken under another engine configuration or population prior")
         }
         guard snapshot.studentID.utf8.count <= SwipeSession<M>.maxIDLength else {
             throw invalid("studentID", "longer than \(SwipeSession<M>.maxIDLength) bytes")

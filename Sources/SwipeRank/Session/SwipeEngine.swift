@@ -199,6 +199,10 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     let regions: RegionCodes
     /// `Catalog.fingerprint`, computed once: snapshots carry it.
     public let catalogFingerprint: String
+    /// What the population taught (`withPopulation(_:)`), or nil: the hand-written cold start.
+    public let population: PopulationPrior?
+    /// The population's item effects as Float raw-score offsets, one per row (nil: none).
+    let itemOffsets: [Float]?
 
     /// Bumped when the learning or serving code changes what a session does with the same
     /// catalog, configuration and swipes (part of `modelVersion`).
@@ -215,6 +219,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         hasher.combine(String(decoding: (try? encoder.encode(configuration)) ?? Data(), as: UTF8.self))
+        if let population { hasher.combine("|population=" + population.digest) }
         return "m\(Self.algorithmVersion)-" + hasher.hexDigest
     }
 
@@ -227,16 +232,68 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// - Complexity: O(N × d) (the catalog fingerprint).
     public init(matcher: M, configuration: EngineConfiguration = EngineConfiguration()) {
         do { try configuration.validate() } catch { preconditionFailure("Invalid EngineConfiguration: \(error.detail)") }
-        self.init(matcher: matcher, configuration: configuration, fingerprint: matcher.catalog.fingerprint)
+        self.init(matcher: matcher, configuration: configuration, fingerprint: matcher.catalog.fingerprint, population: nil)
     }
 
-    private init(matcher: M, configuration: EngineConfiguration, fingerprint: String) {
+    private init(matcher: M, configuration: EngineConfiguration, fingerprint: String, population: PopulationPrior?) {
         self.matcher = matcher
         self.configuration = configuration
         self.mixer = GeographicMixer(shares: configuration.bandShares)
         self.probes = ProbeScheduler(interval: configuration.probeInterval)
         self.regions = RegionCodes(catalog: matcher.catalog, attribute: matcher.regionAttribute)
         self.catalogFingerprint = fingerprint
+        self.population = population
+        self.itemOffsets = population.map { $0.itemEffects.map(Float.init) }
+    }
+
+    /// The same engine starting every student from what a population taught: the cold start
+    /// shifted by `prior.weightShift`, and each item's raw score moved by its effect.
+    ///
+    /// - Parameter prior: A prior fitted on this catalog.
+    /// - Returns: The engine.
+    /// - Throws: `DataError` naming the field when the prior was fitted on another catalog
+    ///   (fingerprint) or another model layout (feature count, term names, item count).
+    /// - Complexity: O(N).
+    public func withPopulation(_ prior: PopulationPrior) throws(DataError) -> SwipeEngine {
+        func invalid(_ field: String, _ detail: String) -> DataError {
+            DataError(.invalidValue, source: "population prior", field: field, detail: "\(field): \(detail)")
+        }
+        guard prior.catalogFingerprint == catalogFingerprint else {
+            throw invalid("catalog_fingerprint", "fitted on another catalog (\(prior.catalogFingerprint.prefix(32))), this one is \(catalogFingerprint)")
+        }
+        guard prior.featureCount == matcher.catalog.dimension, prior.termNames == matcher.termNames else {
+            throw invalid("feature_count", "fitted for \(prior.featureCount) features and terms \(prior.termNames), this engine has \(matcher.catalog.dimension) and \(matcher.termNames)")
+        }
+        guard prior.itemEffects.count == matcher.catalog.count else {
+            throw invalid("item_effects", "has \(prior.itemEffects.count) effects, the catalog \(matcher.catalog.count) items")
+        }
+        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: prior)
+    }
+
+    /// What a snapshot must have been taken under to restore here: the configuration's digest,
+    /// combined with the population prior's when there is one.
+    var learningDigest: String {
+        guard let population else { return configuration.digest }
+        var hasher = FNV1a64()
+        hasher.combine(configuration.digest + "|" + population.digest)
+        return hasher.hexDigest
+    }
+
+    /// The population's effect of an item on its raw score (0 without a population prior).
+    @inline(__always)
+    func itemOffset(row: Int) -> Double { itemOffsets.map { Double($0[row]) } ?? 0 }
+
+    /// Every item's raw score for a student's weights: `Catalog.scores(weights:terms:into:)`
+    /// plus the population's item effects, if any — what the engine ranks and shows.
+    ///
+    /// - Parameters:
+    ///   - weights: The student's weights.
+    ///   - student: The resolved student.
+    ///   - scores: Resized to N and overwritten.
+    /// - Complexity: O(N × (d + k)).
+    public func rawScores(weights: PreferenceWeights, student: M.Student, into scores: inout [Float]) {
+        matcher.catalog.scores(weights: weights, terms: student.terms, into: &scores)
+        if let itemOffsets { for i in scores.indices { scores[i] += itemOffsets[i] } }
     }
 
     /// The same engine with a changed configuration (an evaluation ablation, a tuned variant).
@@ -247,7 +304,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         var configuration = self.configuration
         change(&configuration)
         do { try configuration.validate() } catch { preconditionFailure("Invalid EngineConfiguration: \(error.detail)") }
-        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint)
+        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population)
     }
 
     /// Starts a session for a student.
@@ -266,14 +323,17 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         try SwipeSession(engine: self, studentID: studentID, profile: profile, seed: seed)
     }
 
-    /// The prior of a new session: the cold-start weights with the configured precision.
+    /// The prior of a new session: the cold-start weights (shifted by the population prior's
+    /// weight shift, if any) with the configured precision.
     ///
     /// - Parameter student: The resolved student.
     /// - Returns: The model before any swipe.
     public func coldStartModel(for student: M.Student) -> PreferenceModel {
         // The bias, when learned, starts at 0: the cold start's calibration is the population's.
-        PreferenceModel(priorMean: matcher.coldStartWeights(for: student).combined + (configuration.studentBias ? [0] : []),
-                        priorPrecision: configuration.priorPrecision, calibration: matcher.calibration)
+        var mean = matcher.coldStartWeights(for: student).combined
+        if let population { for i in mean.indices { mean[i] += Float(population.weightShift[i]) } }
+        return PreferenceModel(priorMean: mean + (configuration.studentBias ? [0] : []),
+                               priorPrecision: configuration.priorPrecision, calibration: matcher.calibration)
     }
 
     /// The number of model weights, D = d + k, plus 1 with `EngineConfiguration.studentBias`.

@@ -53,6 +53,6 @@ extension SwipeSession {
         var seen = [Bool](repeating: false, count: engine.matcher.catalog.count)
         for card in served { seen[card.row] = true }
         for row in judgedRows { seen[row] = true }
-        return engine.matcher.recommendations(for: student, weights: weights, count: count, skipping: seen)
+        return engine.matcher.recommendations(for: student, weights: weights, count: count, skipping: seen, offsets: engine.itemOffsets)
     }
 }

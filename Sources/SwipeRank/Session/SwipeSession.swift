@@ -172,7 +172,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         }
         let weights = self.weights
         var raw: [Float] = []
-        catalog.scores(weights: weights, terms: student.terms, into: &raw)
+        engine.rawScores(weights: weights, student: student, into: &raw)
         var batch = BatchPools(session: self, raw: raw, count: wanted)
         let plan: [GeoBand?] = isBanded ? engine.mixer.plan(count: wanted, served: bandServed)
             : [GeoBand?](repeating: nil, count: wanted)
@@ -278,11 +278,12 @@ public struct SwipeSession<M: Matcher>: Sendable {
             throw SwipeError(.alreadySwiped, "swipe \(swipe.swipeID): card \"\(swipe.cardID)\" was already swiped")
         }
         let z = engine.learningVector(row: row, student: student)
-        let predicted = model.likeProbability(z)
+        let itemOffset = engine.itemOffset(row: row)
+        let predicted = model.likeProbability(z, itemOffset: itemOffset)
         let phaseAfter = LearningPhase(totalSwipes: totalSwipes + 1)
         do {
             try model.observe(z, liked: swipe.action == .like,
-                              forgetting: phaseAfter == .stable ? engine.configuration.stableForgetting : 1)
+                              forgetting: phaseAfter == .stable ? engine.configuration.stableForgetting : 1, itemOffset: itemOffset)
         } catch {
             throw SwipeError(.numerical, "swipe \(swipe.swipeID): \(error.description)")
         }
@@ -330,7 +331,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
         let phaseAfter = LearningPhase(totalSwipes: totalSwipes + 1)
         do {
             try model.observe(z, liked: swipe.action == .like,
-                              forgetting: phaseAfter == .stable ? engine.configuration.stableForgetting : 1, weight: weight)
+                              forgetting: phaseAfter == .stable ? engine.configuration.stableForgetting : 1, weight: weight,
+                              itemOffset: engine.itemOffset(row: row))
         } catch {
             throw SwipeError(.numerical, "judgement \(swipe.swipeID): \(error.description)")
         }

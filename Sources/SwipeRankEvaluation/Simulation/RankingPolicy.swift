@@ -51,6 +51,10 @@ public enum PolicyKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// The engine with a bias per student (`EngineConfiguration.studentBias`): an intercept
     /// learned beside the weights.
     case engineStudentBias = "engine_student_bias"
+    /// The engine starting from what a population taught (`SimulationEvaluator.population`: a
+    /// `PopulationPrior` fitted on other students' swipes — the shifted cold start and the item
+    /// effects).
+    case enginePopulationPrior = "engine_population_prior"
     /// The engine's serving policy without learning: the same session (bands, probes drawn by
     /// posterior variance, which still shrinks with every swipe) whose mean is put back to the
     /// cold start after every swipe — the reference that shows what learning adds to the decks
@@ -92,7 +96,7 @@ struct EnginePolicy<M: Matcher>: RankingPolicy {
 
     var scores: [Float] {
         var scores: [Float] = []
-        session.engine.matcher.catalog.scores(weights: session.weights, terms: session.student.terms, into: &scores)
+        session.engine.rawScores(weights: session.weights, student: session.student, into: &scores)
         return scores
     }
 

@@ -46,6 +46,10 @@ public struct SimulationEvaluator<M: Matcher>: Sendable {
     /// model class), else a model outside it that gives each item's like probability for a
     /// student (`SimulationEvaluator.hiddenTaste` for colleges: `HiddenTasteStudent`).
     public var taste: TasteModel?
+    /// The prior the `enginePopulationPrior` policy starts from: fitted on students other than
+    /// the evaluated ones (`simulateLog` then `PopulationFit.fit`, or a file), nil when that
+    /// policy is not run.
+    public var population: PopulationPrior?
 
     /// A student model outside the engine's model class: the like probability of every item
     /// (by catalog row) for a student, drawn with the generator.
@@ -144,11 +148,14 @@ extension SimulationEvaluator {
     ///   - progress: Called after each student with (done, total).
     /// - Returns: One result per policy, in the order given.
     /// - Throws: Errors of the engine on inconsistent input (profiles are validated first).
-    /// - Precondition: `.popularity` is only asked for with a `popularity`.
+    /// - Precondition: `.popularity` is only asked for with a `popularity`, and
+    ///   `.enginePopulationPrior` with a `population`.
     public func run(students: [DatasetStudent<M.Profile>], swipes: Int, policies: [PolicyKind], seed: UInt64,
                     progress: ((Int, Int) -> Void)? = nil) throws -> [PolicyResult] {
         precondition(swipes >= 0, "swipes must not be negative")
         precondition(popularity != nil || !policies.contains(.popularity), "the popularity policy needs a popularity")
+        precondition(population != nil || !policies.contains(.enginePopulationPrior), "engine_population_prior needs a population")
+        let populationEngine = try population.map { prior throws(DataError) in try engine.withPopulation(prior) }
         let catalog = engine.matcher.catalog
         let checkpoints = Array(stride(from: 0, through: swipes, by: 10)) + (swipes % 10 == 0 ? [] : [swipes])
         var results = policies.map { policy in
@@ -194,7 +201,7 @@ extension SimulationEvaluator {
             var finalScores: [[Float]] = []
             for (p, kind) in policies.enumerated() {
                 var policy = try makePolicy(kind, student: student, resolved: resolved, popularity: popularityScores,
-                                            gains: gains, seed: policySeed)
+                                            gains: gains, seed: policySeed, populationEngine: populationEngine)
                 var answers = SplitMix64(seed: answerSeed)
                 var seen = Set<Int>(), likes = 0, sinceCheckpoint = 0
                 var bands = [0, 0, 0]
@@ -325,8 +332,10 @@ extension SimulationEvaluator {
     }
 
     func makePolicy(_ kind: PolicyKind, student: DatasetStudent<M.Profile>, resolved: M.Student, popularity: [Float],
-                    gains: [Double], seed: UInt64) throws -> any RankingPolicy {
+                    gains: [Double], seed: UInt64, populationEngine: SwipeEngine<M>?) throws -> any RankingPolicy {
         switch kind {
+        case .enginePopulationPrior:
+            return try EnginePolicy(name: kind.rawValue, engine: populationEngine!, student: student, seed: seed)
         case .engine:
             return try EnginePolicy(name: kind.rawValue, engine: engine, student: student, seed: seed)
         case .engineNoProbes:

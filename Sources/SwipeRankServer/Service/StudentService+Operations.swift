@@ -220,7 +220,7 @@ extension StudentService {
         guard !rows.isEmpty else { return [] }
         let weights = session.weights
         var raw: [Float] = []
-        catalog.scores(weights: weights, terms: session.student.terms, into: &raw)
+        engine.rawScores(weights: weights, student: session.student, into: &raw)
         return rows.map { engine.matcher.card(row: $0, raw: raw[$0], student: session.student, weights: weights, isProbe: false) }
     }
 
@@ -237,7 +237,7 @@ extension StudentService {
         do {
             return try await withStudent(studentID) { live in
                 var scores: [Float] = []
-                engine.matcher.catalog.scores(weights: live.session.weights, terms: live.session.student.terms, into: &scores)
+                engine.rawScores(weights: live.session.weights, student: live.session.student, into: &scores)
                 return ([], StudentUpdate(), scores.map(Double.init))
             }
         } catch let error as APIError where error.status == .notFound {

@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+import SwipeRank
+import SwipeRankEvaluation
+
+/// `swiperank fit-prior`: fits a population prior from a log of swipes.
+struct FitPrior: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fit-prior",
+        abstract: "Fit a population prior (a shift of the cold start and an effect per item) from logged swipes; serve and evaluate load it with --population-prior.")
+
+    @Option(help: "The logged swipes CSV (student_id, item_id, action, timestamp).")
+    var interactions: String = "datasets/swipes.csv"
+
+    @Option(help: "The students CSV (colleges: profile columns, default datasets/students.csv; with --schema optional: without it the users are everyone in --interactions, with no stated preferences).")
+    var students: String?
+
+    @Option(help: "The item effects' shrinkage, in swipes (> 0): an item swiped this often gets about half its raw effect.")
+    var itemPrecision: Double = 5
+
+    @Option(help: "The prior file to write (JSON).")
+    var output: String
+
+    @Flag(help: "Skip bad rows of the CSVs (each one is reported) instead of stopping.")
+    var skipBadRows = false
+
+    @OptionGroup var catalogOptions: CatalogOptions
+
+    func validate() throws {
+        guard itemPrecision.isFinite && itemPrecision > 0 && itemPrecision <= 1e6 else {
+            throw ValidationError("--item-precision must be in (0, 1e6], got \(itemPrecision)")
+        }
+    }
+
+    func run() throws {
+        let policy: BadRowPolicy = skipBadRows ? .skip : .fail
+        let prior: PopulationPrior
+        if let schema = catalogOptions.schema {
+            let matcher = try catalogOptions.loadItems(schema: schema)
+            let engine = SwipeEngine(matcher: matcher)
+            let users: [DatasetStudent<ItemProfile>]?
+            if let students {
+                users = try load { () throws(DataError) in try ItemUsersFile.read(CSVTable(contentsOfFile: students), matcher: matcher, policy: policy) }
+            } else {
+                users = nil
+            }
+            let log = try readLog(itemIDs: Set(matcher.catalog.ids), studentIDs: users.map { Set($0.map(\.id)) }, policy: policy)
+            var seen = Set<String>()
+            let roster = users ?? log.compactMap { seen.insert($0.studentID).inserted ? DatasetStudent(id: $0.studentID, profile: ItemProfile()) : nil }
+            prior = try fit(engine, roster, log)
+        } else {
+            let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
+            let path = students ?? "datasets/students.csv"
+            let roster = try load { () throws(DataError) in try StudentsFile.read(CSVTable(contentsOfFile: path), policy: policy) }
+            let log = try readLog(itemIDs: Set(engine.matcher.catalog.ids), studentIDs: Set(roster.map(\.id)), policy: policy)
+            prior = try fit(engine, roster, log)
+        }
+        try writeOutput(String(decoding: prior.jsonData(), as: UTF8.self) + "\n", to: output)
+        let shift = prior.weightShift.map { $0 * $0 }.reduce(0, +).squareRoot()
+        let effects = prior.itemEffects.map(abs).sorted()
+        print("fitted on \(prior.students) students, \(prior.swipes) swipes: weight shift |δ| = \(String(format: "%.3f", shift)), "
+              + "item effects median |e| = \(String(format: "%.3f", effects.isEmpty ? 0 : effects[effects.count / 2])), "
+              + "max |e| = \(String(format: "%.3f", effects.last ?? 0)) (raw-score units)")
+        print("wrote \(output)")
+    }
+
+    func fit<M: Matcher>(_ engine: SwipeEngine<M>, _ roster: [DatasetStudent<M.Profile>], _ log: [Interaction]) throws -> PopulationPrior {
+        guard !log.isEmpty else { throw CLIError("\(interactions): no swipes to fit a population prior on") }
+        do { return try PopulationFit.fit(engine: engine, students: roster, interactions: log, itemPrecision: itemPrecision) }
+        catch { throw CLIError("\(error)") }
+    }
+
+    func load<T>(_ read: () throws(DataError) -> ([T], LoadReport)) throws -> [T] {
+        do {
+            let (rows, report) = try read()
+            if !report.skipped.isEmpty { FileHandle.standardError.write(Data((report.summary + "\n").utf8)) }
+            return rows
+        } catch {
+            throw CLIError("\(error)")
+        }
+    }
+
+    func readLog(itemIDs: Set<String>, studentIDs: Set<String>?, policy: BadRowPolicy) throws -> [Interaction] {
+        try load { () throws(DataError) in
+            try InteractionsFile.read(CSVTable(contentsOfFile: interactions), itemIDs: itemIDs, studentIDs: studentIDs, policy: policy)
+        }
+    }
+}
+
+/// `--population-prior FILE`: reads a prior written by `swiperank fit-prior` and puts it into
+/// an engine, as one-line errors naming the file.
+func loadPopulationPrior<M: Matcher>(_ path: String, into engine: SwipeEngine<M>) throws -> SwipeEngine<M> {
+    let prior: PopulationPrior
+    do {
+        prior = try PopulationPrior.decode(json: try InputFile.read(path, what: "population prior", maxBytes: 64 << 20), source: path)
+    } catch {
+        throw CLIError("\(error)")  // names the file (and line:column or the field)
+    }
+    do { return try engine.withPopulation(prior) } catch { throw CLIError("\(path): \(error.detail)") }
+}
