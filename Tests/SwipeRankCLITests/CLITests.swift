@@ -242,6 +242,22 @@ struct EvaluateTests {
         #expect(items.status == 0 && items.stdout.contains("fitted on 60 students, 1200 swipes"), "\(items.stderr)")
     }
 
+    @Test("tune runs the procedure over a grid, reports the current configuration and a choice; bad grids are errors")
+    func tune() throws {
+        let result = try CLI.run(["tune", "--tuning-students", "4", "--swipes", "10", "--prior-precisions", "1,3",
+                                  "--forgettings", "0.97", "--bias", "off", "--interactions", ""])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("Tuning: 4 hidden students (seed 7) × 10 swipes × 2 candidates"))
+        #expect(result.stdout.contains("τ=3.0 λ=0.97 bias=off (current)") && result.stdout.contains("τ=1.0 λ=0.97 bias=off"))
+        #expect(result.stdout.contains("\nchosen: "))
+        for (arguments, message) in [(["--forgettings", "1.5"], "--forgettings"), (["--prior-precisions", "x"], "--prior-precisions"),
+                                     (["--bias", "maybe"], "--bias"), (["--swipes", "5"], "--swipes"),
+                                     (["--schema", "datasets/restaurants/restaurants.schema.json"], "--schema")] {
+            let bad = try CLI.run(["tune"] + arguments)
+            #expect(bad.status != 0 && bad.stderr.contains(message), "\(arguments): \(bad.stderr)")
+        }
+    }
+
     @Test("--student-model hidden simulates students outside the engine's model class; the report carries both models")
     func hiddenStudents() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-hidden-\(UUID().uuidString)").path

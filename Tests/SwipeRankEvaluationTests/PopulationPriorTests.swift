@@ -178,3 +178,39 @@ struct PopulationPriorTests {
         #expect(try evaluator.simulateLog(students: students, swipes: 12, seed: 1) == evaluator.simulateLog(students: students, swipes: 12, seed: 1))
     }
 }
+
+@Suite("Hyperparameter search")
+struct HyperparameterSearchTests {
+    @Test("each candidate's objective is its served NDCG after the first checkpoint, compared paired with the current configuration")
+    func procedure() throws {
+        let engine = EvaluationFixtures.engine
+        var rng = SplitMix64(seed: 21)
+        let students = (0..<6).map { DatasetStudent(id: "h\($0)", profile: SchoolSimulation.randomProfile(schools: EvaluationFixtures.schools, using: &rng)) }
+        let taste = SimulationEvaluator<SchoolMatcher>.hiddenTaste(schools: EvaluationFixtures.schools)
+        let search = HyperparameterSearch(engine: engine, taste: taste)
+        let grid = HyperparameterSearch<SchoolMatcher>.grid(priorPrecisions: [1, 10], forgettings: [0.97], biases: [false, true])
+        #expect(grid.count == 4)
+        let outcomes = try search.run(candidates: grid, students: students, swipes: 20, replay: nil, seed: 3)
+        // The current configuration is added to the grid and differs from itself by nothing.
+        let current = HyperparameterSearch<SchoolMatcher>.Candidate(engine.configuration)
+        #expect(outcomes.count == 5 && outcomes.contains { $0.candidate == current })
+        let base = outcomes.first { $0.candidate == current }!
+        #expect(base.difference.mean == 0 && base.replayAUC.isNaN)
+        #expect(zip(outcomes, outcomes.dropFirst()).allSatisfy { $0.objective >= $1.objective }, "best first")
+        // Reference: the simulation of that configuration, averaged by hand.
+        for outcome in outcomes {
+            var evaluator = SimulationEvaluator(engine: engine.reconfigured { $0 = outcome.candidate.applied(to: $0) }, popularity: nil, opinionGroups: nil)
+            evaluator.taste = taste
+            let served = try evaluator.run(students: students, swipes: 20, policies: [.engine], seed: 3)[0].servedNDCG
+            for s in students.indices {
+                #expect(abs(outcome.perStudent[s] - (served[1][s] + served[2][s]) / 2) < 1e-12)
+            }
+            let differences = zip(outcome.perStudent, base.perStudent).map { $0 - $1 }
+            #expect(abs(outcome.difference.mean - differences.reduce(0, +) / 6) < 1e-12)
+            #expect(outcome.difference.lower <= outcome.difference.mean && outcome.difference.mean <= outcome.difference.upper)
+        }
+        // Deterministic.
+        let again = try search.run(candidates: grid, students: students, swipes: 20, replay: nil, seed: 3)
+        #expect(again.map(\.perStudent) == outcomes.map(\.perStudent) && again.map(\.candidate) == outcomes.map(\.candidate))
+    }
+}
