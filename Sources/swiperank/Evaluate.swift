@@ -141,8 +141,7 @@ struct Evaluate: ParsableCommand {
                 // Nobody states preferences: the users are the log's.
                 guard let anonymous else { throw CLIError("--students is required for this catalog") }
                 logged = try readLog(itemIDs: itemIDs, studentIDs: nil, policy: policy)
-                var seen = Set<String>()
-                read = logged.compactMap { seen.insert($0.studentID).inserted ? DatasetStudent(id: $0.studentID, profile: anonymous) : nil }
+                read = DatasetStudent.everyone(in: logged, profile: anonymous)
             }
             let roster = limit > 0 ? Array(read.prefix(limit)) : read
             let kept = Set(roster.map(\.id))

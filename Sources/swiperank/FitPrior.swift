@@ -45,8 +45,7 @@ struct FitPrior: ParsableCommand {
                 users = nil
             }
             let log = try readLog(itemIDs: Set(matcher.catalog.ids), studentIDs: users.map { Set($0.map(\.id)) }, policy: policy)
-            var seen = Set<String>()
-            let roster = users ?? log.compactMap { seen.insert($0.studentID).inserted ? DatasetStudent(id: $0.studentID, profile: ItemProfile()) : nil }
+            let roster = users ?? DatasetStudent.everyone(in: log, profile: ItemProfile())
             prior = try fit(engine, roster, log)
         } else {
             let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))

@@ -113,3 +113,18 @@ public enum InteractionsFile {
         return lines.joined(separator: "\n") + "\n"
     }
 }
+
+extension DatasetStudent {
+    /// The students of a log when nobody states preferences: everyone in `log`, in order of
+    /// first appearance, each with `profile`.
+    ///
+    /// - Parameters:
+    ///   - log: The interactions.
+    ///   - profile: Everyone's profile (no stated preferences).
+    /// - Returns: One student per distinct student id.
+    /// - Complexity: O(log.count).
+    public static func everyone(in log: [Interaction], profile: Profile) -> [DatasetStudent] {
+        var seen = Set<String>()
+        return log.compactMap { seen.insert($0.studentID).inserted ? DatasetStudent(id: $0.studentID, profile: profile) : nil }
+    }
+}
