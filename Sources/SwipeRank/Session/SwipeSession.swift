@@ -245,7 +245,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// variances, stay the session's own). For the evaluation only: it separates a learner's
     /// quality from the serving policy's cost by plugging another learner into this policy.
     ///
-    /// - Parameter mean: D = d + k finite values.
+    /// - Parameter mean: `engine.modelDimension` finite values (the bias last, if learned).
     package mutating func replacePosteriorMean(_ mean: [Double]) { model.replaceMean(with: mean) }
 
     // MARK: Swipes
