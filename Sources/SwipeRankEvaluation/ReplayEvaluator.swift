@@ -7,7 +7,11 @@ import SwipeRankNumerics
 ///
 /// Policies: **engine** (the engine's learner, `PreferenceModel`, fed the training swipes),
 /// **profile_only** (the cold start), **popularity** (likes per school over all students'
-/// training swipes) and **random**. Each ranks every school the student has not swiped in
+/// training swipes) and **random**; for an engine without a population prior of its own also
+/// **population_prior** (a `PopulationPrior` fitted on every student's training swipes, never a
+/// held-out one: the shifted cold start plus the item effects, no learning) and
+/// **engine_population_prior** (that prior, then the student's training swipes learned on top)
+/// — whether learning keeps what a strong prior knows. Each ranks every school the student has not swiped in
 /// training (a full ranking, no sampled negatives) and is scored on the held-out likes:
 /// precision@k, recall@k, NDCG@k, MAP@k, MRR and AUC (held-out likes against every other
 /// unswiped school).
@@ -67,7 +71,8 @@ extension ReplayEvaluator {
     ///   - k: The cut-off.
     ///   - trainFraction: The share of each student's swipes used for learning.
     ///   - seed: Seeds the random policy.
-    /// - Returns: Results for engine, profile_only, popularity, random.
+    /// - Returns: Results for engine, profile_only, popularity, random (then population_prior and
+    ///   engine_population_prior when the engine has no population prior).
     /// - Throws: `DataError` for an interaction naming an unknown student or school.
     public func run(students: [DatasetStudent<M.Profile>], interactions: [Interaction], k: Int = 10,
                     trainFraction: Double = 0.7, seed: UInt64) throws -> [PolicyResult] {
@@ -94,7 +99,12 @@ extension ReplayEvaluator {
         var likeCounts = [Float](repeating: 0, count: catalog.count)
         for (_, train, _) in splits { for x in train where x.action == .like { likeCounts[catalog.row(of: x.itemID)!] += 1 } }
 
+        // A population prior from everyone's training swipes (never a held-out one): the
+        // strong prior whose ranking learning must not spoil.
+        let populationEngine = engine.population != nil ? nil
+            : try engine.withPopulation(PopulationFit.fit(engine: engine, students: students, interactions: splits.flatMap(\.train)))
         let names = ["engine", "profile_only", "popularity", "random"]
+            + (populationEngine == nil ? [] : ["population_prior", "engine_population_prior"])
         var results = names.map { PolicyResult(policy: $0, metrics: [:], ipsLikeRate: nil, ipsMatches: 0) }
         var ips = names.map { _ in (likes: 0.0, weight: 0.0) }
         var rng = SplitMix64(seed: seed)
@@ -112,7 +122,25 @@ extension ReplayEvaluator {
             catalog.scores(weights: coldStart, terms: resolved.terms, into: &profileScores)
             catalog.scores(weights: model.weights(featureCount: catalog.dimension, termCount: resolved.terms.names.count), terms: resolved.terms, into: &engineScores)
             let testLikes = Set(test.filter { $0.action == .like }.map { catalog.row(of: $0.itemID)! })
-            for (p, scores) in [engineScores, profileScores, likeCounts, randomScores].enumerated() {
+            var policyScores = [engineScores, profileScores, likeCounts, randomScores]
+            if let populationEngine {
+                // The prior alone (the shifted cold start plus the item effects), then learning
+                // from the student's own training swipes on top of it.
+                var prior = populationEngine.coldStartModel(for: resolved)
+                var priorScores: [Float] = [], learnedScores: [Float] = []
+                let k = resolved.terms.names.count
+                populationEngine.rawScores(weights: prior.weights(featureCount: catalog.dimension, termCount: k), student: resolved,
+                                           into: &priorScores)
+                for x in train {
+                    let row = catalog.row(of: x.itemID)!
+                    try? prior.observe(populationEngine.learningVector(row: row, student: resolved), liked: x.action == .like,
+                                       itemOffset: populationEngine.itemOffset(row: row))
+                }
+                populationEngine.rawScores(weights: prior.weights(featureCount: catalog.dimension, termCount: k), student: resolved,
+                                           into: &learnedScores)
+                policyScores += [priorScores, learnedScores]
+            }
+            for (p, scores) in policyScores.enumerated() {
                 var masked = scores
                 for row in trainRows { masked[row] = -.infinity }
                 let ranking = masked.topIndices(catalog.count - trainRows.count)

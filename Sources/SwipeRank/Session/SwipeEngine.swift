@@ -279,9 +279,14 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         return hasher.hexDigest
     }
 
-    /// The population's effect of an item on its raw score (0 without a population prior).
+    /// The population's effect of an item on its raw score (0 without a population prior): what
+    /// `PreferenceModel.observe(_:liked:forgetting:weight:itemOffset:)` is told for that card.
+    ///
+    /// - Parameter row: A catalog row.
+    /// - Returns: The effect, in raw-score units.
+    /// - Complexity: O(1).
     @inline(__always)
-    func itemOffset(row: Int) -> Double { itemOffsets.map { Double($0[row]) } ?? 0 }
+    public func itemOffset(row: Int) -> Double { itemOffsets.map { Double($0[row]) } ?? 0 }
 
     /// Every item's raw score for a student's weights: `Catalog.scores(weights:terms:into:)`
     /// plus the population's item effects, if any — what the engine ranks and shows.
