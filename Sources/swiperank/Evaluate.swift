@@ -119,8 +119,6 @@ struct Evaluate: ParsableCommand {
     }
 
     /// Reads the students (in the matcher's format) and the interactions, honoring
-    /// `--skip-bad-rows` and `--limit`; skipped rows are reported on stderr.
-    /// Reads the students (in the matcher's format) and the interactions, honoring
     /// `--skip-bad-rows` and `--limit`; skipped rows are reported on stderr. Without a students
     /// file (`readStudents` nil) the students are everyone in the interactions, in order of first
     /// appearance, each with `anonymous` as the profile.
@@ -129,7 +127,7 @@ struct Evaluate: ParsableCommand {
     throws -> ([DatasetStudent<Profile>], [Interaction]) {
         do {
             let policy: BadRowPolicy = skipBadRows ? .skip : .fail
-            var read: [DatasetStudent<Profile>]
+            let read: [DatasetStudent<Profile>]
             let logged: [Interaction]
             if let readStudents, let students = students ?? (catalogOptions.schema == nil ? "datasets/students.csv" : nil) {
                 let (rows, report) = try readStudents(CSVTable(contentsOfFile: students), policy)
