@@ -99,19 +99,7 @@ extension SimulationEvaluator {
         var log: [Interaction] = []
         for student in students {
             let resolved = try engine.matcher.student(student.profile)
-            let gains: [Double]
-            if let taste {
-                gains = try taste(student, &rng)
-            } else {
-                let simulated = try SimulatedStudent(profile: student.profile, engine: engine, deviation: 2.0,
-                                                     opinionGroups: opinionGroups, using: &rng)
-                let d = catalog.dimension
-                var truth: [Float] = []
-                catalog.scores(weights: PreferenceWeights(features: simulated.hiddenWeights[..<d].map(Float.init),
-                                                          terms: simulated.hiddenWeights[d...].map(Float.init)),
-                               terms: resolved.terms, into: &truth)
-                gains = truth.map { engine.matcher.calibration.matchScore(raw: Double($0)) }
-            }
+            let gains = try truth(for: student, resolved: resolved, using: &rng).gains
             var policy = try EnginePolicy(name: "population", engine: engine, student: student, seed: rng.next())
             var answers = SplitMix64(seed: rng.next())
             var done = 0

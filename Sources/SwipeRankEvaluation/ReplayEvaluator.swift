@@ -110,35 +110,31 @@ extension ReplayEvaluator {
         var rng = SplitMix64(seed: seed)
         for (student, train, test) in splits {
             let resolved = try engine.matcher.student(student.profile)
-            let coldStart = engine.matcher.coldStartWeights(for: resolved)
-            var model = engine.coldStartModel(for: resolved)
             let trainRows = Set(train.map { catalog.row(of: $0.itemID)! })
-            for x in train {
-                let z = engine.learningVector(row: catalog.row(of: x.itemID)!, student: resolved)
-                try? model.observe(z, liked: x.action == .like)
+            // An engine's scores before learning (its cold start) and after the training swipes,
+            // learned as a session learns them.
+            func coldAndLearned(_ engine: SwipeEngine<M>) -> (cold: [Float], learned: [Float]) {
+                var model = engine.coldStartModel(for: resolved)
+                let k = resolved.terms.names.count
+                var cold: [Float] = [], learned: [Float] = []
+                engine.rawScores(weights: model.weights(featureCount: catalog.dimension, termCount: k), student: resolved, into: &cold)
+                for x in train {
+                    let row = catalog.row(of: x.itemID)!
+                    try? model.observe(engine.learningVector(row: row, student: resolved), liked: x.action == .like,
+                                       itemOffset: engine.itemOffset(row: row))
+                }
+                engine.rawScores(weights: model.weights(featureCount: catalog.dimension, termCount: k), student: resolved, into: &learned)
+                return (cold, learned)
             }
             let randomScores = (0..<catalog.count).map { _ in Float.random(in: 0..<1, using: &rng) }
-            var profileScores: [Float] = [], engineScores: [Float] = []
-            catalog.scores(weights: coldStart, terms: resolved.terms, into: &profileScores)
-            catalog.scores(weights: model.weights(featureCount: catalog.dimension, termCount: resolved.terms.names.count), terms: resolved.terms, into: &engineScores)
+            let plain = coldAndLearned(engine)
             let testLikes = Set(test.filter { $0.action == .like }.map { catalog.row(of: $0.itemID)! })
-            var policyScores = [engineScores, profileScores, likeCounts, randomScores]
+            var policyScores = [plain.learned, plain.cold, likeCounts, randomScores]
             if let populationEngine {
                 // The prior alone (the shifted cold start plus the item effects), then learning
                 // from the student's own training swipes on top of it.
-                var prior = populationEngine.coldStartModel(for: resolved)
-                var priorScores: [Float] = [], learnedScores: [Float] = []
-                let k = resolved.terms.names.count
-                populationEngine.rawScores(weights: prior.weights(featureCount: catalog.dimension, termCount: k), student: resolved,
-                                           into: &priorScores)
-                for x in train {
-                    let row = catalog.row(of: x.itemID)!
-                    try? prior.observe(populationEngine.learningVector(row: row, student: resolved), liked: x.action == .like,
-                                       itemOffset: populationEngine.itemOffset(row: row))
-                }
-                populationEngine.rawScores(weights: prior.weights(featureCount: catalog.dimension, termCount: k), student: resolved,
-                                           into: &learnedScores)
-                policyScores += [priorScores, learnedScores]
+                let population = coldAndLearned(populationEngine)
+                policyScores += [population.cold, population.learned]
             }
             for (p, scores) in policyScores.enumerated() {
                 var masked = scores

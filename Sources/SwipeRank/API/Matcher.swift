@@ -142,20 +142,20 @@ extension Matcher {
         let weights = coldStartWeights(for: student)
         var skip = [Bool](repeating: false, count: catalog.count)
         for id in excluded { if let row = catalog.row(of: id) { skip[row] = true } }
+        var raw: [Float] = []
+        catalog.scores(weights: weights, terms: student.terms, into: &raw)
         return RecommendationResponse(
-            recommendations: recommendations(for: student, weights: weights, count: count, skipping: skip),
+            recommendations: recommendations(for: student, weights: weights, raw: raw, count: count, skipping: skip),
             learningState: LearningState(totalSwipes: 0, preferenceWeights: namedWeights(weights)),
             totalSwipes: 0)
     }
 
-    /// The best `count` items whose `skip` flag is false, as cards (ties to the lower row; each
-    /// raw score plus its `offsets` entry, the population's item effect, when given):
-    /// `recommendations(for:weights:count:workspace:)` over part of the catalog.
-    func recommendations(for student: Student, weights: PreferenceWeights, count: Int, skipping skip: [Bool],
-                         offsets: [Float]? = nil) -> [Recommendation] {
-        var raw: [Float] = []
-        catalog.scores(weights: weights, terms: student.terms, into: &raw)
-        if let offsets { for i in raw.indices { raw[i] += offsets[i] } }
+    /// The best `count` items by `raw` (every item's raw score, the caller's: the cold start's,
+    /// or a session's with the population's item effects) whose `skip` flag is false, as cards
+    /// (ties to the lower row): `recommendations(for:weights:count:workspace:)` over part of the
+    /// catalog.
+    func recommendations(for student: Student, weights: PreferenceWeights, raw: [Float], count: Int,
+                         skipping skip: [Bool]) -> [Recommendation] {
         var rows: [Int] = [], scores: [Float] = []
         rows.reserveCapacity(catalog.count)
         scores.reserveCapacity(catalog.count)

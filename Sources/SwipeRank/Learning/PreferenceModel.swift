@@ -52,15 +52,6 @@ public struct PreferenceModel: Sendable, Codable, Equatable {
         factor = CholeskyFactor(identityScaledBy: priorPrecision, dimension: d)
     }
 
-    /// The posterior mean as Float weights, split into features and terms.
-    ///
-    /// - Parameter featureCount: d.
-    /// - Returns: The weights.
-    public func weights(featureCount: Int) -> PreferenceWeights {
-        let w = mean.map(Float.init)
-        return PreferenceWeights(features: Array(w[..<featureCount]), terms: Array(w[featureCount...]))
-    }
-
     /// The posterior mean's first d + k values as Float weights, split into features and terms
     /// (any further coordinates, such as a student's bias, are left out).
     ///

@@ -53,6 +53,9 @@ extension SwipeSession {
         var seen = [Bool](repeating: false, count: engine.matcher.catalog.count)
         for card in served { seen[card.row] = true }
         for row in judgedRows { seen[row] = true }
-        return engine.matcher.recommendations(for: student, weights: weights, count: count, skipping: seen, offsets: engine.itemOffsets)
+        let weights = self.weights
+        var raw: [Float] = []
+        engine.rawScores(weights: weights, student: student, into: &raw)
+        return engine.matcher.recommendations(for: student, weights: weights, raw: raw, count: count, skipping: seen)
     }
 }

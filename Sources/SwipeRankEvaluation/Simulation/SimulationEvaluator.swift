@@ -174,25 +174,8 @@ extension SimulationEvaluator {
         for (index, student) in students.enumerated() {
             // The truth: every card's like probability, from hidden weights in the engine's
             // model class or from a taste model outside it.
-            let gains: [Double], hiddenWeights: [Double]?
-            let resolved: M.Student
-            if let taste {
-                resolved = try engine.matcher.student(student.profile)
-                gains = try taste(student, &rng)
-                precondition(gains.count == catalog.count, "a taste model gives one probability per item")
-                hiddenWeights = nil
-            } else {
-                let simulated = try SimulatedStudent(profile: student.profile, engine: engine, deviation: 2.0,
-                                                     opinionGroups: opinionGroups, using: &rng)
-                resolved = try engine.matcher.student(student.profile)
-                let d = catalog.dimension
-                let hidden = PreferenceWeights(features: simulated.hiddenWeights[..<d].map(Float.init),
-                                               terms: simulated.hiddenWeights[d...].map(Float.init))
-                var truth: [Float] = []
-                catalog.scores(weights: hidden, terms: resolved.terms, into: &truth)
-                gains = truth.map { engine.matcher.calibration.matchScore(raw: Double($0)) }
-                hiddenWeights = simulated.hiddenWeights
-            }
+            let resolved = try engine.matcher.student(student.profile)
+            let (gains, hiddenWeights) = try truth(for: student, resolved: resolved, using: &rng)
             let answerSeed = rng.next(), policySeed = rng.next()
             let relevantCount = Self.relevantCount(catalogSize: catalog.count)
             // For generalization: every row any policy served this student, and each policy's
@@ -212,9 +195,7 @@ extension SimulationEvaluator {
                     let unseenTruth = masked.map(Float.init)
                     let idealRows = unseenTruth.topIndices(10)
                     let relevant = Set(unseenTruth.topIndices(relevantCount))
-                    let dcg = top.enumerated().reduce(0.0) { $0 + gains[$1.element] / log2(Double($1.offset + 2)) }
-                    let idcg = idealRows.enumerated().reduce(0.0) { $0 + gains[$1.element] / log2(Double($1.offset + 2)) }
-                    results[p].ndcg[c].append(idcg > 0 ? dcg / idcg : 0)
+                    results[p].ndcg[c].append(Self.ndcg(ranking: top, ideal: idealRows, gains: gains))
                     results[p].precision[c].append(RankingMetrics.precision(ranking: top, relevant: relevant, k: 10))
                     if c > 0 { results[p].likeRate[c].append(sinceCheckpoint > 0 ? Double(likes) / Double(sinceCheckpoint) : 0) }
                     if let learned = policy.learnedWeights, let hiddenWeights {
@@ -227,10 +208,7 @@ extension SimulationEvaluator {
                 func servedQuality(_ batch: [Int]) -> Double {
                     var masked = gains
                     for row in seen { masked[row] = -1 }
-                    let ideal = masked.map(Float.init).topIndices(batch.count)
-                    let dcg = batch.enumerated().reduce(0.0) { $0 + gains[$1.element] / log2(Double($1.offset + 2)) }
-                    let idcg = ideal.enumerated().reduce(0.0) { $0 + gains[$1.element] / log2(Double($1.offset + 2)) }
-                    return idcg > 0 ? dcg / idcg : 0
+                    return Self.ndcg(ranking: batch, ideal: masked.map(Float.init).topIndices(batch.count), gains: gains)
                 }
                 measure(0)
                 var done = 0
@@ -301,6 +279,34 @@ extension SimulationEvaluator {
     /// - Returns: R.
     public static func relevantCount(catalogSize: Int) -> Int { min(50, max(10, catalogSize / 10)) }
 
+    /// A student's truth: every item's like probability — from the `taste` model, or from
+    /// hidden weights in the engine's class (`SimulatedStudent`, deviation 2), which are returned
+    /// too.
+    ///
+    /// - Parameters:
+    ///   - student: The student.
+    ///   - resolved: The student resolved by the matcher.
+    ///   - rng: Draws the taste.
+    /// - Returns: One probability per item, and the hidden weights (nil for a taste model).
+    /// - Throws: Errors of the taste model or of the profile.
+    func truth(for student: DatasetStudent<M.Profile>, resolved: M.Student,
+               using rng: inout SplitMix64) throws -> (gains: [Double], hiddenWeights: [Double]?) {
+        let catalog = engine.matcher.catalog
+        if let taste {
+            let gains = try taste(student, &rng)
+            precondition(gains.count == catalog.count, "a taste model gives one probability per item")
+            return (gains, nil)
+        }
+        let simulated = try SimulatedStudent(profile: student.profile, engine: engine, deviation: 2.0,
+                                             opinionGroups: opinionGroups, using: &rng)
+        let d = catalog.dimension
+        let hidden = PreferenceWeights(features: simulated.hiddenWeights[..<d].map(Float.init),
+                                       terms: simulated.hiddenWeights[d...].map(Float.init))
+        var truth: [Float] = []
+        catalog.scores(weights: hidden, terms: resolved.terms, into: &truth)
+        return (truth.map { engine.matcher.calibration.matchScore(raw: Double($0)) }, simulated.hiddenWeights)
+    }
+
     /// NDCG@k of the top k by `scores` (ties to the lower index) against the k best `gains`.
     ///
     /// - Parameters:
@@ -310,10 +316,15 @@ extension SimulationEvaluator {
     /// - Returns: DCG / ideal DCG, 0 when the ideal is 0.
     /// - Complexity: O(n log k).
     static func ndcg(scores: [Float], gains: [Double], k: Int) -> Double {
-        let top = scores.topIndices(k), ideal = gains.map(Float.init).topIndices(k)
-        let dcg = top.enumerated().reduce(0.0) { $0 + gains[$1.element] / log2(Double($1.offset + 2)) }
-        let idcg = ideal.enumerated().reduce(0.0) { $0 + gains[$1.element] / log2(Double($1.offset + 2)) }
-        return idcg > 0 ? dcg / idcg : 0
+        ndcg(ranking: scores.topIndices(k), ideal: gains.map(Float.init).topIndices(k), gains: gains)
+    }
+
+    /// DCG of `ranking` over DCG of `ideal` (both rows, best first), each row's gain from
+    /// `gains`; 0 when the ideal's is 0.
+    static func ndcg(ranking: [Int], ideal: [Int], gains: [Double]) -> Double {
+        func dcg(_ rows: [Int]) -> Double { rows.enumerated().reduce(0.0) { $0 + gains[$1.element] / log2(Double($1.offset + 2)) } }
+        let best = dcg(ideal)
+        return best > 0 ? dcg(ranking) / best : 0
     }
 
     /// The linear oracle's scores for a student: `zᵀw` of the best logistic fit of `gains` over
