@@ -78,6 +78,20 @@ import Testing
             #expect(profile?["annual_budget"] as? Double == 50000)
             #expect(profile?["sat"] == nil || profile?["sat"] is NSNull)
             #expect(profile?["home_state"] as? String == "MA")
+            // A merge patch may move one coordinate of the stored home; deleting a field the
+            // profile does not have is a typo named by the error, not a silent no-op.
+            let moved = try await c.call(.patch, "/student/profile", student: "p", body: #"{"home": {"latitude": 40.5}}"#,
+                                         contentType: "application/merge-patch+json")
+            #expect(moved.status == .ok)
+            let home = (moved.json["profile"] as? [String: Any])?["home"] as? [String: Any]
+            #expect(home?["latitude"] as? Double == 40.5 && home?["longitude"] as? Double == -71.0589)
+            for (patch, field) in [(#"{"annual_budgett": null}"#, "annual_budgett"), (#"{"home": {"altitude": null}}"#, "home.altitude"),
+                                   (#"{"sat": 1300, "home": {"latitude": null}}"#, "home.latitude")] {
+                let typo = try await c.call(.patch, "/student/profile", student: "p", body: patch,
+                                            contentType: "application/merge-patch+json")
+                #expect(typo.status == .badRequest && typo.code == "VALIDATION_ERROR", "\(patch)")
+                #expect(typo.details["field"] as? String == field, "\(patch)")
+            }
 
             let range = try await c.call(.put, "/student/profile", student: "p", body: #"{"max_distance_miles": -5}"#)
             #expect(range.status == .badRequest && range.code == "VALIDATION_ERROR")
@@ -96,6 +110,8 @@ import Testing
             // Nothing above changed the stored profile.
             let after = try await c.call(.get, "/student/profile", student: "p").json["profile"] as? [String: Any]
             #expect(after?["annual_budget"] as? Double == 50000)
+            #expect(after?["sat"] == nil || after?["sat"] is NSNull)
+            #expect((after?["home"] as? [String: Any])?["latitude"] as? Double == 40.5)
         }
     }
 

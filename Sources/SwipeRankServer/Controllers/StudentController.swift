@@ -102,6 +102,14 @@ struct StudentController<M: ServableMatcher>: Sendable {
             guard case .object = patch else { throw APIError.validation("a merge patch is a JSON object", field: "body") }
             let current = try await service.record(student)
             let stored = try WireJSON.decode(JSONValue.self, from: current.profile, what: "stored profile", maxBytes: 1 << 20)
+            // RFC 7396 drops a `null` for a key the document lacks, so a misspelt field would be
+            // accepted silently; decoding the merge with such nulls kept names it instead.
+            let strict = try WireJSON.encode(stored.merged(with: patch, keepingAbsentNulls: true))
+            do {
+                _ = try M.decodeProfile(json: strict, source: "body")
+            } catch {
+                throw APIError.validation(error)
+            }
             body = try WireJSON.encode(stored.merged(with: patch))
         }
         let profile: M.Profile
@@ -123,12 +131,22 @@ struct StudentController<M: ServableMatcher>: Sendable {
 
 extension JSONValue {
     /// RFC 7396: objects merge key by key, `null` deletes, anything else replaces.
-    func merged(with patch: JSONValue) -> JSONValue {
+    ///
+    /// - Parameters:
+    ///   - patch: The merge patch.
+    ///   - keepingAbsentNulls: Keep a `null` aimed at a key this document lacks (which RFC 7396
+    ///     drops) as an explicit `null`, so that decoding the result checks the key exists.
+    /// - Returns: The patched document.
+    func merged(with patch: JSONValue, keepingAbsentNulls: Bool = false) -> JSONValue {
         guard case let .object(changes) = patch else { return patch }
         var result: [String: JSONValue]
         if case let .object(current) = self { result = current } else { result = [:] }
         for (key, value) in changes {
-            if case .null = value { result[key] = nil } else { result[key] = (result[key] ?? .null).merged(with: value) }
+            if case .null = value {
+                result[key] = keepingAbsentNulls && result[key] == nil ? .null : nil
+            } else {
+                result[key] = (result[key] ?? .null).merged(with: value, keepingAbsentNulls: keepingAbsentNulls)
+            }
         }
         return .object(result)
     }
