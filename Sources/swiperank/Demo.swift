@@ -32,7 +32,7 @@ struct Demo: ParsableCommand {
     }
 
     func run() throws {
-        let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
+        let engine = SwipeEngine(matcher: try catalogOptions.schoolMatcher())
         guard engine.matcher.catalog.count > 0 else { throw CLIError("\(catalogOptions.catalog): the catalog has no schools to swipe") }
         var rng = SplitMix64(seed: seed)
         do {

@@ -91,7 +91,7 @@ struct Evaluate: ParsableCommand {
         // Before minutes of simulation: an export folder that cannot be written fails now.
         if let export { try createOutputFolder(export) }
         guard let schema = catalogOptions.schema else {
-            let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
+            let engine = SwipeEngine(matcher: try catalogOptions.schoolMatcher())
             let (roster, log) = try loadData(itemIDs: Set(engine.matcher.catalog.ids)) { table, policy throws(DataError) in
                 try StudentsFile.read(table, policy: policy)
             }
@@ -103,7 +103,10 @@ struct Evaluate: ParsableCommand {
             try evaluate(engine: engine, roster: roster, log: log, popularity: SchoolSimulation.popularity(engine.matcher.schools),
                          opinionGroups: SchoolSimulation.opinionGroups, itemNoun: "school",
                          hiddenTaste: SimulationEvaluator<SchoolMatcher>.hiddenTaste(schools: engine.matcher.schools),
-                         populationStudents: population)
+                         populationStudents: population,
+                         // The expanded basis beside the standard one (as the main engine, nothing to compare).
+                         expandedTermsEngine: engine.matcher.termBasis == .expanded ? nil
+                             : SwipeEngine(matcher: SchoolMatcher(schools: engine.matcher.schools, termBasis: .expanded)))
             return
         }
         let matcher = try catalogOptions.loadItems(schema: schema)
@@ -115,7 +118,7 @@ struct Evaluate: ParsableCommand {
         let (roster, log) = try loadData(itemIDs: Set(matcher.catalog.ids), anonymous: ItemProfile(), readStudents: readUsers)
         try evaluate(engine: SwipeEngine(matcher: matcher), roster: roster, log: log,
                      popularity: itemPopularity(matcher.catalog, log: log), opinionGroups: nil, itemNoun: "item", hiddenTaste: nil,
-                     populationStudents: [])
+                     populationStudents: [], expandedTermsEngine: nil)
     }
 
     /// Reads the students (in the matcher's format) and the interactions, honoring
@@ -174,16 +177,19 @@ struct Evaluate: ParsableCommand {
 
     func evaluate<M: Matcher>(engine: SwipeEngine<M>, roster: [DatasetStudent<M.Profile>], log: [Interaction],
                               popularity: [Double]?, opinionGroups: Set<String>?, itemNoun: String,
-                              hiddenTaste: SimulationEvaluator<M>.TasteModel?, populationStudents: [DatasetStudent<M.Profile>]) throws {
+                              hiddenTaste: SimulationEvaluator<M>.TasteModel?, populationStudents: [DatasetStudent<M.Profile>],
+                              expandedTermsEngine: SwipeEngine<M>?) throws {
         let interactive = isatty(STDERR_FILENO) == 1
         let filePrior = try populationPrior.map { try loadPopulationPrior($0, into: engine).population! }
         let policies = PolicyKind.allCases.filter {
             (popularity != nil || $0 != .popularity) && (filePrior != nil || !populationStudents.isEmpty || $0 != .enginePopulationPrior)
+                && (expandedTermsEngine != nil || $0 != .engineExpandedTerms)
         }
         func simulate(_ taste: SimulationEvaluator<M>.TasteModel?, _ label: String) throws -> [SimulationPolicyResult] {
             let start = Date()
             var evaluator = SimulationEvaluator(engine: engine, popularity: popularity, opinionGroups: opinionGroups)
             evaluator.taste = taste
+            evaluator.expandedTermsEngine = expandedTermsEngine
             if policies.contains(.enginePopulationPrior) {
                 // Fitted on other students under the same student model: what the evaluated
                 // students' population taught, never their own swipes.

@@ -33,7 +33,7 @@ struct EvaluateGroups: ParsableCommand {
 
     func run() throws {
         if let export { try createOutputFolder(export) }
-        let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
+        let engine = SwipeEngine(matcher: try catalogOptions.schoolMatcher())
         var simulation = GroupSimulation(engine: engine)
         simulation.soloSwipes = soloSwipes
         let decks: [GroupSimulation.Deck] = GroupStrategy.allCases.map { .learned(GroupAggregation(strategy: $0)) }

@@ -48,7 +48,7 @@ struct FitPrior: ParsableCommand {
             let roster = users ?? DatasetStudent.everyone(in: log, profile: ItemProfile())
             prior = try fit(engine, roster, log)
         } else {
-            let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
+            let engine = SwipeEngine(matcher: try catalogOptions.schoolMatcher())
             let path = students ?? "datasets/students.csv"
             let roster = try load { () throws(DataError) in try StudentsFile.read(CSVTable(contentsOfFile: path), policy: policy) }
             let log = try readLog(itemIDs: Set(engine.matcher.catalog.ids), studentIDs: Set(roster.map(\.id)), policy: policy)

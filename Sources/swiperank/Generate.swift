@@ -47,7 +47,7 @@ struct Generate: ParsableCommand {
             print("wrote \(log.count) swipes of \(roster.count) users to \(folder.appendingPathComponent("swipes.csv").path)")
             return
         }
-        let engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
+        let engine = SwipeEngine(matcher: try catalogOptions.schoolMatcher())
         let (roster, log) = try DatasetGenerator(engine: engine).generate(seed: seed, students: students, swipesPerStudent: swipes)
         let folder = URL(fileURLWithPath: output, isDirectory: true)
         try createOutputFolder(output)

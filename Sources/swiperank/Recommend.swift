@@ -33,8 +33,7 @@ struct Recommend: ParsableCommand {
             }
             return
         }
-        let schools = try catalogOptions.load()
-        let matcher = SchoolMatcher(schools: schools)
+        let matcher = try catalogOptions.schoolMatcher()
         do {
             let student = try StudentProfile.decode(json: data, source: profile)
             try printJSON(try matcher.recommend(profile: student, count: count), pretty: pretty)

@@ -150,7 +150,7 @@ struct Serve: AsyncParsableCommand {
             if let populationPrior { engine = try loadPopulationPrior(populationPrior, into: engine) }
             try await buildApplication(engine: engine, store: store, configuration: config, logger: logger, onRunning: Self.announce).runService()
         } else {
-            var engine = SwipeEngine(matcher: SchoolMatcher(schools: try catalogOptions.load()))
+            var engine = SwipeEngine(matcher: try catalogOptions.schoolMatcher())
             if let populationPrior { engine = try loadPopulationPrior(populationPrior, into: engine) }
             try await buildApplication(engine: engine, store: store, configuration: config, logger: logger, onRunning: Self.announce).runService()
         }

@@ -26,13 +26,32 @@ struct CatalogOptions: ParsableArguments {
     @Option(help: "With --schema: a text attribute naming each item's region (discovery prefers regions not shown yet).")
     var regionAttribute: String?
 
+    @Option(help: "Schools only: the students' relative terms (env SWIPERANK_TERM_BASIS): standard (distance, budget, academic_fit, major_fit) or expanded (also budget_over and distance_near, shapes a linear weight cannot bend; it changes the model, so stored sessions restore only under the basis they learned with).")
+    var termBasis: SchoolTermBasis?
+
     func validate() throws {
         if schema == nil && regionAttribute != nil { throw ValidationError("--region-attribute needs --schema") }
+        if schema != nil && termBasis != nil { throw ValidationError("--term-basis is for the school catalog, not with --schema") }
     }
 
     func load() throws -> SchoolCatalog {
         do { return try SchoolCatalog(schoolsPath: catalog, majorsPath: majors) }
         catch { throw CLIError(error.description) }
+    }
+
+    /// The term basis: `--term-basis`, else SWIPERANK_TERM_BASIS, else standard.
+    func resolvedTermBasis() throws -> SchoolTermBasis {
+        if let termBasis { return termBasis }
+        guard let raw = ProcessInfo.processInfo.environment["SWIPERANK_TERM_BASIS"], !raw.isEmpty else { return .standard }
+        guard let basis = SchoolTermBasis(rawValue: raw) else {
+            throw CLIError("SWIPERANK_TERM_BASIS: \"\(raw)\" is not one of \(SchoolTermBasis.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return basis
+    }
+
+    /// The school matcher over `--catalog` and `--majors` with the term basis.
+    func schoolMatcher() throws -> SchoolMatcher {
+        SchoolMatcher(schools: try load(), termBasis: try resolvedTermBasis())
     }
 
     /// The generic matcher over `--catalog` read with `--schema`.
@@ -49,6 +68,8 @@ struct CatalogOptions: ParsableArguments {
         return ItemMatcher(catalog: catalog, regionAttribute: regionAttribute)
     }
 }
+
+extension SchoolTermBasis: ExpressibleByArgument {}
 
 /// An error printed as `error: …` with exit code 1, without a stack trace.
 struct CLIError: Error, CustomStringConvertible {

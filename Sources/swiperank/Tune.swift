@@ -57,8 +57,8 @@ struct Tune: ParsableCommand {
     }
 
     func run() throws {
-        let schools = try catalogOptions.load()
-        let engine = SwipeEngine(matcher: SchoolMatcher(schools: schools))
+        let engine = SwipeEngine(matcher: try catalogOptions.schoolMatcher())
+        let schools = engine.matcher.schools
         var rng = SplitMix64(seed: seed)
         let tuning = (0..<tuningStudents).map {
             DatasetStudent(id: "tune-\($0)", profile: SchoolSimulation.randomProfile(schools: schools, using: &rng))

@@ -17,10 +17,12 @@ struct CLI {
         return Bundle.main.bundleURL.appendingPathComponent("swiperank")
     }
 
-    static func run(_ arguments: [String], stdin: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+    static func run(_ arguments: [String], stdin: String? = nil,
+                    environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.currentDirectoryURL = root
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
@@ -181,7 +183,7 @@ struct EvaluateTests {
     func evaluate() throws {
         let result = try CLI.run(["evaluate", "--limit", "4", "--swipes", "10"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("4 students × 10 swipes × 13 policies"))
+        #expect(result.stdout.contains("4 students × 10 swipes × 14 policies"))
         #expect(result.stdout.contains("NDCG@10 of the cards served next"))
         for policy in ["engine", "engine_no_probes", "engine_boundary_probes", "engine_no_geo_mix", "profile_only", "popularity", "random", "naive_sgd",
                        "naive_sgd_engine_serving", "engine_student_bias", "engine_no_learning", "linear_oracle"] {
@@ -228,7 +230,7 @@ struct EvaluateTests {
         let fitted = try CLI.run(["evaluate", "--limit", "3", "--swipes", "10", "--skip-replay", "--population-students", "5"])
         #expect(fitted.status == 0 && fitted.stdout.contains("\nengine_population_prior "), "\(fitted.stderr)")
         let without = try CLI.run(["evaluate", "--limit", "3", "--swipes", "10", "--skip-replay", "--population-students", "0"])
-        #expect(without.status == 0 && without.stdout.contains("× 12 policies") && !without.stdout.contains("engine_population_prior"))
+        #expect(without.status == 0 && without.stdout.contains("× 13 policies") && !without.stdout.contains("engine_population_prior"))
         let otherCatalog = try CLI.run(["evaluate", "--population-prior", file, "--interactions", "datasets/restaurants/swipes.csv",
                                         "--schema", "datasets/restaurants/restaurants.schema.json", "--catalog", "datasets/restaurants/restaurants.csv"])
         #expect(otherCatalog.status != 0 && otherCatalog.stderr.contains(file) && otherCatalog.stderr.contains("catalog_fingerprint"),
@@ -240,6 +242,33 @@ struct EvaluateTests {
         let items = try CLI.run(["fit-prior", "--output", file, "--interactions", "datasets/restaurants/swipes.csv",
                                  "--schema", "datasets/restaurants/restaurants.schema.json", "--catalog", "datasets/restaurants/restaurants.csv"])
         #expect(items.status == 0 && items.stdout.contains("fitted on 60 students, 1200 swipes"), "\(items.stderr)")
+    }
+
+    @Test("--term-basis: expanded serves the same cold start and fits a prior over six terms; bad values and --schema are errors")
+    func termBasis() throws {
+        let standard = try CLI.run(["recommend", "--profile", "datasets/sample-profile.json", "--count", "5"])
+        let expanded = try CLI.run(["recommend", "--profile", "datasets/sample-profile.json", "--count", "5", "--term-basis", "expanded"])
+        #expect(standard.status == 0 && expanded.status == 0, "\(expanded.stderr)")
+        #expect(expanded.stdout == standard.stdout, "the extra terms start at weight 0")
+        let viaEnvironment = try CLI.run(["recommend", "--profile", "datasets/sample-profile.json", "--count", "5"],
+                                         environment: ["SWIPERANK_TERM_BASIS": "expanded"])
+        #expect(viaEnvironment.status == 0 && viaEnvironment.stdout == standard.stdout)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-prior-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let fit = try CLI.run(["fit-prior", "--output", file, "--term-basis", "expanded"])
+        #expect(fit.status == 0, "\(fit.stderr)")
+        let prior = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any]
+        #expect(prior?["term_names"] as? [String] == ["distance", "budget", "academic_fit", "major_fit", "budget_over", "distance_near"])
+        // A prior fitted for six terms does not load into the standard basis's engine.
+        let mismatch = try CLI.run(["evaluate", "--limit", "2", "--swipes", "5", "--skip-replay", "--population-prior", file])
+        #expect(mismatch.status != 0 && mismatch.stderr.contains("feature_count") && mismatch.stderr.contains("budget_over"), "\(mismatch.stderr)")
+        let bad = try CLI.run(["recommend", "--profile", "datasets/sample-profile.json", "--term-basis", "cubic"])
+        #expect(bad.status != 0 && bad.stderr.contains("term-basis"))
+        let badEnvironment = try CLI.run(["recommend", "--profile", "datasets/sample-profile.json"], environment: ["SWIPERANK_TERM_BASIS": "cubic"])
+        #expect(badEnvironment.status != 0 && badEnvironment.stderr.contains("SWIPERANK_TERM_BASIS") && badEnvironment.stderr.contains("cubic"))
+        let items = try CLI.run(["recommend", "--profile", "-", "--schema", "datasets/restaurants/restaurants.schema.json",
+                                 "--catalog", "datasets/restaurants/restaurants.csv", "--term-basis", "expanded"], stdin: "{}")
+        #expect(items.status != 0 && items.stderr.contains("--term-basis is for the school catalog"))
     }
 
     @Test("tune runs the procedure over a grid, reports the current configuration and a choice; bad grids are errors")
@@ -265,8 +294,8 @@ struct EvaluateTests {
         let result = try CLI.run(["evaluate", "--limit", "4", "--swipes", "10", "--interactions", "", "--student-model", "hidden",
                                   "--export", folder])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("Simulation (hidden): 4 students × 10 swipes × 13 policies"))
-        #expect(result.stdout.contains("Simulation (logistic): 4 students × 10 swipes × 13 policies"))
+        #expect(result.stdout.contains("Simulation (hidden): 4 students × 10 swipes × 14 policies"))
+        #expect(result.stdout.contains("Simulation (logistic): 4 students × 10 swipes × 14 policies"))
         let report = try String(contentsOfFile: folder + "/report.md", encoding: .utf8)
         #expect(report.contains("## Students outside the engine's model class"))
         #expect(report.contains("Where the engine loses here"))

@@ -7,13 +7,20 @@ import SwipeRankNumerics
 enum EvaluationFixtures {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
-    static let schools: SchoolCatalog = {
+    // One lazy static for both: a test run once hung with a thread inside `engine`'s initializer
+    // waiting forever on `schools`'s (nested one-time initializers, contended by parallel tests).
+    static let shared: (schools: SchoolCatalog, engine: SwipeEngine<SchoolMatcher>, expanded: SwipeEngine<SchoolMatcher>) = {
         do {
-            return try SchoolCatalog(schoolsPath: root.appendingPathComponent("datasets/schools.csv").path,
-                                     majorsPath: root.appendingPathComponent("datasets/school_majors.csv").path)
+            let schools = try SchoolCatalog(schoolsPath: root.appendingPathComponent("datasets/schools.csv").path,
+                                            majorsPath: root.appendingPathComponent("datasets/school_majors.csv").path)
+            return (schools, SwipeEngine(matcher: SchoolMatcher(schools: schools)),
+                    SwipeEngine(matcher: SchoolMatcher(schools: schools, termBasis: .expanded)))
         } catch { fatalError("The shipped dataset must load: \(error)") }
     }()
-    static let engine = SwipeEngine(matcher: SchoolMatcher(schools: schools))
+    static var schools: SchoolCatalog { shared.schools }
+    static var engine: SwipeEngine<SchoolMatcher> { shared.engine }
+    /// The engine with `SchoolTermBasis.expanded`.
+    static var expandedEngine: SwipeEngine<SchoolMatcher> { shared.expanded }
 }
 
 @Suite("Learning from swipes")

@@ -18,7 +18,23 @@ struct SimulationEvaluatorTests {
         let others = (0..<20).map { DatasetStudent(id: "o\($0)", profile: SchoolSimulation.randomProfile(schools: EvaluationFixtures.schools, using: &rng)) }
         evaluator.population = try PopulationFit.fit(engine: EvaluationFixtures.engine, students: others,
                                                      interactions: evaluator.simulateLog(students: others, swipes: 30, seed: 6))
+        evaluator.expandedTermsEngine = EvaluationFixtures.expandedEngine
         return evaluator
+    }
+
+    @Test("engine_expanded_terms is the engine served by expandedTermsEngine: with the main engine there, the same results")
+    func expandedTermsPolicy() throws {
+        var evaluator = SimulationEvaluator(engine: EvaluationFixtures.engine)
+        evaluator.expandedTermsEngine = EvaluationFixtures.engine
+        let students = Array(Self.students.prefix(6))
+        let same = try evaluator.run(students: students, swipes: 20, policies: [.engine, .engineExpandedTerms], seed: 4)
+        #expect(same[0].servedNDCG == same[1].servedNDCG && same[0].ndcg == same[1].ndcg && same[0].likeRate == same[1].likeRate)
+        // With the expanded basis: the same cold-start ranking (the extra weights start at 0),
+        // then other decks as the extra terms learn.
+        evaluator.expandedTermsEngine = EvaluationFixtures.expandedEngine
+        let other = try evaluator.run(students: students, swipes: 20, policies: [.engine, .engineExpandedTerms], seed: 4)
+        #expect(other[0].ndcg[0] == other[1].ndcg[0], "the cold-start ranking is the standard basis's")
+        #expect(other[0].servedNDCG != other[1].servedNDCG)
     }
 
     @Test("the engine beats the baselines on NDCG@10 and P@10, keeps the band mix, and runs deterministically")

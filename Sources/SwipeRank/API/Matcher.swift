@@ -20,6 +20,9 @@ public protocol Matcher: Sendable {
     var calibration: MatchCalibration { get }
     /// The names of the student-relative terms, in row order of every student's `terms`.
     var termNames: [String] { get }
+    /// What else about this matcher changes the model (e.g. a term basis), for
+    /// `SwipeEngine.modelVersion` and snapshot checks; nil when nothing does.
+    var modelTag: String? { get }
     /// A text attribute whose values are regions: discovery cards from a region not shown yet
     /// get a novelty bonus. nil: no such bonus.
     var regionAttribute: String? { get }
@@ -91,6 +94,9 @@ public protocol MatchedStudent: Sendable {
 }
 
 extension Matcher {
+    /// nil: by default a matcher has nothing beyond its catalog and terms that changes the model.
+    public var modelTag: String? { nil }
+
     /// The best `count` items for a student under given weights, as cards.
     ///
     /// - Parameters:

@@ -14,8 +14,12 @@ public struct SchoolMatcher: Matcher {
     public let schools: SchoolCatalog
     /// The items: `schools.catalog`.
     public var catalog: Catalog { schools.catalog }
-    /// The four student-relative terms (`MatchStudent.termNames`).
-    public var termNames: [String] { MatchStudent.termNames }
+    /// The student-relative terms of `termBasis` (`MatchStudent.termNames(_:)`).
+    public var termNames: [String] { MatchStudent.termNames(termBasis) }
+    /// Which student-relative terms students get.
+    public let termBasis: SchoolTermBasis
+    /// `terms=expanded` with the expanded basis (it changes the model), nil with the standard one.
+    public var modelTag: String? { termBasis == .standard ? nil : "terms=\(termBasis.rawValue)" }
     /// `region`: discovery cards from a region not shown yet get a novelty bonus.
     public var regionAttribute: String? { "region" }
     /// How raw scores become match scores.
@@ -30,9 +34,11 @@ public struct SchoolMatcher: Matcher {
     /// - Parameters:
     ///   - schools: The catalog.
     ///   - calibration: Raw score → match score.
-    public init(schools: SchoolCatalog, calibration: MatchCalibration = .default) {
+    ///   - termBasis: Which student-relative terms (the standard four unless told).
+    public init(schools: SchoolCatalog, calibration: MatchCalibration = .default, termBasis: SchoolTermBasis = .standard) {
         self.schools = schools
         self.calibration = calibration
+        self.termBasis = termBasis
         let columnIndex = Dictionary(uniqueKeysWithValues: schools.catalog.columns.enumerated().map { ($1.name, $0) })
         self.columnIndex = columnIndex
         self.namedWeightPlan = NamedWeight.schoolPlan(columnIndex: columnIndex)
@@ -46,7 +52,7 @@ public struct SchoolMatcher: Matcher {
     /// - Complexity: O(N).
     public func student(_ profile: StudentProfile) throws(DataError) -> MatchStudent {
         try profile.validate()
-        return try MatchStudent(profile: profile, schools: schools)
+        return try MatchStudent(profile: profile, schools: schools, basis: termBasis)
     }
 
     /// The card for one school.

@@ -26,7 +26,8 @@ extension SchoolMatcher {
             w[j] += value
         }
         let profile = student.profile
-        var terms: [Float] = [0, 0, 0, 0]
+        // The expanded basis's extra terms start at 0: the learner finds their weights.
+        var terms = [Float](repeating: 0, count: student.terms.names.count)
         if profile.home != nil { terms[0] = 1.0 }
         if profile.annualBudget != nil { terms[1] = 1.2; add("net_price", -0.2) }
         if profile.sat != nil { terms[2] = 0.8 }

@@ -34,6 +34,10 @@ public struct MajorsIndex: Sendable {
     public let programs: [Set<String>]
     /// The 2-digit CIP families each school offers: `families[row]`.
     public let families: [Set<String>]
+    /// The CIP codes in which each school has a strong program (`strongThreshold`, its first
+    /// offering of the code): `strongPrograms[row]`, so explaining a card never scans the
+    /// thousands of offerings of a common major.
+    public let strongPrograms: [Set<String>]
 
     /// Builds the index.
     ///
@@ -108,6 +112,13 @@ public struct MajorsIndex: Sendable {
         self.familyShares = shares
         self.programs = programs
         self.families = programs.map { Set($0.map { String($0.prefix(2)) }) }
+        var strong = [Set<String>](repeating: [], count: schoolCount)
+        for (code, list) in offerings {
+            var seen = Set<Int>()
+            for offering in list where seen.insert(offering.row).inserted
+                && (offering.completers ?? 0) >= thresholds[code] ?? .max { strong[offering.row].insert(code) }
+        }
+        self.strongPrograms = strong
         self.normalizedTitles = titles.map { (code: $0.key, padded: Array(" \(MajorsIndex.normalize($0.value)) ".utf8)) }
             .sorted { $0.code < $1.code }
     }

@@ -12,15 +12,35 @@ import SwipeRankNumerics
 /// | `budget` | r = c / budget; r ≤ 1: 1 − r/2; beyond: max(−1, ½ − 2(r − 1)) |
 /// | `academic_fit` | 2·exp(−½((sat − S)/150)²) − 1 |
 /// | `major_fit` | k of m majors offered: ½ + ½·k/m; none but one in the same CIP family: 0; none at all: −1 |
+///
+/// `SchoolTermBasis.expanded` adds two shapes these four cannot bend into (a linear weight only
+/// scales a term's curve; with a second basis function beside it the learner can sharpen a
+/// cliff or flatten a tail):
+///
+/// | term | value |
+/// |---|---|
+/// | `budget_over` | r = c / budget: 0 within the budget, (r − 1)/0.2 beyond, 1 from 120% on (a cliff) |
+/// | `distance_near` | e^(−d/p): 1 at home, 0.37 at the preferred maximum, ~0 far away (saturation) |
 public struct MatchStudent: MatchedStudent {
-    /// The term names, in row order.
+    /// The term names of the standard basis, in row order.
     public static let termNames = ["distance", "budget", "academic_fit", "major_fit"]
+
+    /// The term names of a basis, in row order (the standard four first).
+    ///
+    /// - Parameter basis: The basis.
+    /// - Returns: 4 or 6 names.
+    public static func termNames(_ basis: SchoolTermBasis) -> [String] {
+        switch basis {
+        case .standard: termNames
+        case .expanded: termNames + ["budget_over", "distance_near"]
+        }
+    }
 
     /// The profile.
     public let profile: StudentProfile
     /// The intended majors, resolved.
     public let majors: [MajorsIndex.ResolvedMajor]
-    /// The terms, 4 × N.
+    /// The terms, k × N (k = 4, or 6 with the expanded basis).
     public let terms: RelativeTerms
     /// Miles from home to each school; empty without a home.
     public let distances: [Float]
@@ -33,15 +53,18 @@ public struct MatchStudent: MatchedStudent {
     /// - Parameters:
     ///   - profile: A validated profile.
     ///   - schools: The catalog.
+    ///   - basis: Which terms (the standard four unless told).
     /// - Throws: `DataError` `.unknownReference` for a major that matches nothing.
     /// - Complexity: O(N + postings of the student's majors).
-    public init(profile: StudentProfile, schools: SchoolCatalog) throws(DataError) {
+    public init(profile: StudentProfile, schools: SchoolCatalog, basis: SchoolTermBasis = .standard) throws(DataError) {
         self.profile = profile
         var majors: [MajorsIndex.ResolvedMajor] = []
         for text in profile.intendedMajors { majors.append(try schools.majors.resolve(text)) }
         self.majors = majors
         let n = schools.catalog.count
-        var values = Matrix(rows: MatchStudent.termNames.count, columns: n)
+        let names = MatchStudent.termNames(basis)
+        let expanded = basis == .expanded
+        var values = Matrix(rows: names.count, columns: n)
         var distances: [Float] = []
         if let home = profile.home {
             schools.catalog.distancesMiles(from: home, into: &distances)
@@ -49,6 +72,7 @@ public struct MatchStudent: MatchedStudent {
             for i in 0..<n where !distances[i].isNaN {
                 let d = distances[i]
                 values[0, i] = GeoBand.distanceFit(miles: d, preferred: p)
+                if expanded { values[5, i] = expf(-d / p) }
             }
         }
         if let budget = profile.annualBudget {
@@ -57,6 +81,7 @@ public struct MatchStudent: MatchedStudent {
                 guard let cost = schools.estimatedCost(row: i, homeState: profile.homeState) else { continue }
                 let r = Float(cost) / b
                 values[1, i] = r <= 1 ? 1 - r / 2 : max(-1, 0.5 - 2 * (r - 1))
+                if expanded { values[4, i] = min(1, max(0, (r - 1) / 0.2)) }
             }
         }
         if let sat = profile.sat {
@@ -83,7 +108,7 @@ public struct MatchStudent: MatchedStudent {
                 values[3, i] = offered[i] > 0 ? 0.5 + 0.5 * Float(offered[i]) / m : (schools.majors.families[i].isDisjoint(with: families) ? -1 : 0)
             }
         }
-        terms = RelativeTerms(names: MatchStudent.termNames, values: values)
+        terms = RelativeTerms(names: names, values: values)
         self.distances = distances
     }
 
@@ -96,4 +121,14 @@ public struct MatchStudent: MatchedStudent {
     public func matchedMajors(row: Int, schools: SchoolCatalog) -> [String] {
         majors.filter { major in major.cipCodes.contains { schools.majors.programs[row].contains($0) } }.map(\.label)
     }
+}
+
+/// Which student-relative terms a `SchoolMatcher` computes (`MatchStudent`'s tables).
+public enum SchoolTermBasis: String, Sendable, Hashable, Codable, CaseIterable {
+    /// `distance`, `budget`, `academic_fit`, `major_fit`.
+    case standard
+    /// The standard four plus `budget_over` (a cliff beyond the budget) and `distance_near`
+    /// (closeness that saturates): opt-in, since it changes the model's dimension and so every
+    /// stored session's layout.
+    case expanded
 }

@@ -28,8 +28,16 @@ extension SchoolMatcher {
     /// - Complexity: O(d + k).
     public func explanations(row: Int, student: MatchStudent, weights: PreferenceWeights) -> [String] {
         let catalog = schools.catalog
-        let values = catalog.groupContributions(row: row, weights: weights, terms: student.terms)
+        var values = catalog.groupContributions(row: row, weights: weights, terms: student.terms)
         let names = catalog.groups + student.terms.names
+        // The expanded basis's extra terms explain as the term they reshape.
+        if termBasis == .expanded {
+            for (extra, base) in [("budget_over", "budget"), ("distance_near", "distance")] {
+                guard let e = names.firstIndex(of: extra), let b = names.firstIndex(of: base) else { continue }
+                values[b] += values[e]
+                values[e] = -.infinity
+            }
+        }
         let ranked = values.indices.filter { values[$0] >= SchoolMatcher.explanationThreshold }
             .sorted { values[$0] > values[$1] || (values[$0] == values[$1] && names[$0] < names[$1]) }
         var result: [String] = []
@@ -57,12 +65,8 @@ extension SchoolMatcher {
         case "major_fit":
             let offered = student.majors.filter { $0.cipCodes.contains { schools.majors.programs[row].contains($0) } }
             guard let first = offered.first else { return nil }
-            let strong = offered.first { major in
-                major.cipCodes.contains { code in
-                    let completers = schools.majors.offerings[code]?.first { $0.row == row }?.completers ?? 0
-                    return completers >= schools.majors.strongThreshold[code] ?? .max
-                }
-            }
+            let strongCodes = schools.majors.strongPrograms[row]
+            let strong = offered.first { major in major.cipCodes.contains { strongCodes.contains($0) } }
             if let strong { return "Strong \(strong.label) program" }
             return offered.count > 1 ? "Offers \(first.label) and \(offered.count - 1) more of your majors" : "Offers \(first.label)"
         case "budget":

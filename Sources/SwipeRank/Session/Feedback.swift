@@ -115,15 +115,16 @@ extension SchoolMatcher {
     /// - Parameters:
     ///   - option: The answer.
     ///   - row: The school's catalog row (some answers depend on its locale or size).
-    /// - Returns: D = d + 4 values.
+    /// - Returns: D = d + k values (k terms of `termBasis`).
     public func feedbackAdjustment(for option: FeedbackOption, row: Int) -> [Double] {
         let catalog = schools.catalog
-        var delta = [Double](repeating: 0, count: catalog.dimension + MatchStudent.termNames.count)
+        let termNames = self.termNames
+        var delta = [Double](repeating: 0, count: catalog.dimension + termNames.count)
         func feature(_ name: String, _ value: Double) {
             if let j = columnIndex[name] { delta[j] += value }
         }
         func term(_ name: String, _ value: Double) {
-            delta[catalog.dimension + MatchStudent.termNames.firstIndex(of: name)!] += value
+            delta[catalog.dimension + termNames.firstIndex(of: name)!] += value
         }
         func cardCategory(_ prefix: String) -> String? {
             catalog.columns.indices.first { catalog.columns[$0].name.hasPrefix(prefix) && catalog.features[row, $0] == 1 }

@@ -220,6 +220,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         encoder.outputFormatting = [.sortedKeys]
         hasher.combine(String(decoding: (try? encoder.encode(configuration)) ?? Data(), as: UTF8.self))
         if let population { hasher.combine("|population=" + population.digest) }
+        if let tag = matcher.modelTag { hasher.combine("|" + tag) }
         return "m\(Self.algorithmVersion)-" + hasher.hexDigest
     }
 
@@ -271,11 +272,13 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     }
 
     /// What a snapshot must have been taken under to restore here: the configuration's digest,
-    /// combined with the population prior's when there is one.
+    /// combined with the population prior's and the matcher's `modelTag` when there are any.
     var learningDigest: String {
-        guard let population else { return configuration.digest }
+        // Unchanged for the default matcher without a prior, so stored snapshots stay valid.
+        guard population != nil || matcher.modelTag != nil else { return configuration.digest }
         var hasher = FNV1a64()
-        hasher.combine(configuration.digest + "|" + population.digest)
+        hasher.combine(configuration.digest + "|" + (population?.digest ?? ""))
+        if let tag = matcher.modelTag { hasher.combine("|" + tag) }
         return hasher.hexDigest
     }
 

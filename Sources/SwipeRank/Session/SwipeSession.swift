@@ -218,20 +218,21 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// by the pool's score), one drawn ∝ exp(variance / T).
     mutating func drawProbe(pool p: Int, batch: BatchPools<M>, raw: [Float]) -> (row: Int, propensity: Double) {
         let (window, temperature) = engine.probes.exploration(for: phase)
-        let rows = batch.unseen(pool: p)
-        var closeness = [Float](repeating: 0, count: rows.count)
+        let candidates: [Int]
         switch engine.configuration.probeCandidates {
         case .boundary:
+            let rows = batch.unseen(pool: p)
+            var closeness = [Float](repeating: 0, count: rows.count)
             let boundary = Float(engine.matcher.calibration.offset)
             for (i, row) in rows.enumerated() { closeness[i] = -abs(raw[row] - boundary) }
+            var picked: [Int] = []
+            var selector = TopKSelector()
+            selector.select(k: window, from: closeness, into: &picked)
+            candidates = picked.map { rows[$0] }
         case .plausiblyGood:
             // The pool's own order (the discovery novelty bonus included), as the batch ranked it.
-            for (i, row) in rows.enumerated() { closeness[i] = batch.poolScore[row] }
+            candidates = batch.bestUntaken(pool: p, count: window)
         }
-        var picked: [Int] = []
-        var selector = TopKSelector()
-        selector.select(k: window, from: closeness, into: &picked)
-        let candidates = picked.map { rows[$0] }
         // A plain loop: a closure here copied the student (all its arrays) once per candidate.
         var vectors: [Double] = []
         vectors.reserveCapacity(candidates.count * model.dimension)
@@ -443,32 +444,46 @@ struct BatchPools<M: Matcher> {
         for row in session.judgedRows { poolOfRow[row] = -1 }
         let bonus = session.engine.configuration.discoveryNoveltyBonus
         let regions = session.engine.regions
-        var best: [[Int]] = []
-        var remaining: [Int] = []
-        var selector = TopKSelector()
-        var rows: [Int] = [], scores: [Float] = [], picked: [Int] = []
         var poolScore = raw
-        rows.reserveCapacity(n)
-        scores.reserveCapacity(n)
-        for p in 0..<pools {
-            // One pass per pool over the row → pool table (cheaper than appending to nested arrays).
-            rows.removeAll(keepingCapacity: true)
-            scores.removeAll(keepingCapacity: true)
-            let code = Int8(p)
-            let novelty = pools == 3 && p == GeoBand.discovery.index
-            for row in 0..<n where poolOfRow[row] == code {
-                var score = raw[row]
-                if novelty, let region = regions.code(row: row), !session.regionShown[region] {
-                    score += bonus
-                    poolScore[row] = score
-                }
-                rows.append(row)
-                scores.append(score)
+        var remaining = [Int](repeating: 0, count: pools)
+        let novelty = pools == 3 ? GeoBand.discovery.index : -1
+        for row in 0..<n {
+            let p = Int(poolOfRow[row])
+            guard p >= 0 else { continue }
+            remaining[p] += 1
+            if p == novelty, let region = regions.code(row: row), !session.regionShown[region] {
+                poolScore[row] = raw[row] + bonus
             }
-            // Probes may take some of the best, so twice the batch is always enough.
-            selector.select(k: min(rows.count, 2 * count), from: scores, into: &picked)
-            best.append(picked.map { rows[$0] })
-            remaining.append(rows.count)
+        }
+        // Probes may take some of the best, so twice the batch is enough for the deck's own picks;
+        // a plausibly good probe's window comes from the same lists, after what this batch took.
+        var keep = 2 * count
+        if session.engine.configuration.probeCandidates == .plausiblyGood {
+            keep += session.engine.probes.exploration(for: session.phase).window
+        }
+        // The pools' rows (ascending) and scores one after another in two flat buffers: no
+        // nested arrays to grow row by row.
+        var start = [Int](repeating: 0, count: pools + 1)
+        for p in 0..<pools { start[p + 1] = start[p] + remaining[p] }
+        var fill = start
+        var rows = [Int](repeating: 0, count: start[pools])
+        var scores = [Float](repeating: 0, count: start[pools])
+        for row in 0..<n {
+            let p = Int(poolOfRow[row])
+            guard p >= 0 else { continue }
+            rows[fill[p]] = row
+            scores[fill[p]] = poolScore[row]
+            fill[p] += 1
+        }
+        var best: [[Int]] = []
+        var selector = TopKSelector()
+        var picked: [Int] = []
+        for p in 0..<pools {
+            scores.withUnsafeBufferPointer { all in
+                selector.select(k: min(remaining[p], keep), from: UnsafeBufferPointer(rebasing: all[start[p]..<start[p + 1]]),
+                                into: &picked)
+            }
+            best.append(picked.map { rows[start[p] + $0] })
         }
         self.best = best
         self.cursor = [Int](repeating: 0, count: pools)
@@ -486,6 +501,19 @@ struct BatchPools<M: Matcher> {
     mutating func take(row: Int, pool p: Int) {
         poolOfRow[row] = -1
         remaining[p] -= 1
+    }
+
+    /// The best `count` cards of pool `p` not taken by this batch, best first: the same as
+    /// selecting them from all its unseen cards by `poolScore`, since `best` holds more than
+    /// this batch can take plus the largest window.
+    func bestUntaken(pool p: Int, count: Int) -> [Int] {
+        var result: [Int] = []
+        result.reserveCapacity(count)
+        for row in best[p] where poolOfRow[row] >= 0 {
+            guard result.count < count else { break }
+            result.append(row)
+        }
+        return result
     }
 
     /// The unseen rows of pool `p` not taken by this batch, ascending.

@@ -55,6 +55,10 @@ public enum PolicyKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// `PopulationPrior` fitted on other students' swipes — the shifted cold start and the item
     /// effects).
     case enginePopulationPrior = "engine_population_prior"
+    /// The engine with more student-relative terms (`SimulationEvaluator.expandedTermsEngine`;
+    /// for colleges `SchoolTermBasis.expanded`: `budget_over` and `distance_near` beside the
+    /// standard four), so what the extra shapes buy is measured on the same students.
+    case engineExpandedTerms = "engine_expanded_terms"
     /// The engine's serving policy without learning: the same session (bands, probes drawn by
     /// posterior variance, which still shrinks with every swipe) whose mean is put back to the
     /// cold start after every swipe — the reference that shows what learning adds to the decks

@@ -50,6 +50,9 @@ public struct SimulationEvaluator<M: Matcher>: Sendable {
     /// the evaluated ones (`simulateLog` then `PopulationFit.fit`, or a file), nil when that
     /// policy is not run.
     public var population: PopulationPrior?
+    /// The engine of `.engineExpandedTerms`: the same catalog and configuration with a matcher
+    /// that computes more terms (colleges: `SchoolTermBasis.expanded`); nil leaves it out.
+    public var expandedTermsEngine: SwipeEngine<M>?
 
     /// A student model outside the engine's model class: the like probability of every item
     /// (by catalog row) for a student, drawn with the generator.
@@ -149,12 +152,14 @@ extension SimulationEvaluator {
     /// - Returns: One result per policy, in the order given.
     /// - Throws: Errors of the engine on inconsistent input (profiles are validated first).
     /// - Precondition: `.popularity` is only asked for with a `popularity`, and
-    ///   `.enginePopulationPrior` with a `population`.
+    ///   `.enginePopulationPrior` with a `population`, `.engineExpandedTerms` with an
+    ///   `expandedTermsEngine`.
     public func run(students: [DatasetStudent<M.Profile>], swipes: Int, policies: [PolicyKind], seed: UInt64,
                     progress: ((Int, Int) -> Void)? = nil) throws -> [PolicyResult] {
         precondition(swipes >= 0, "swipes must not be negative")
         precondition(popularity != nil || !policies.contains(.popularity), "the popularity policy needs a popularity")
         precondition(population != nil || !policies.contains(.enginePopulationPrior), "engine_population_prior needs a population")
+        precondition(expandedTermsEngine != nil || !policies.contains(.engineExpandedTerms), "engine_expanded_terms needs its engine")
         let populationEngine = try population.map { prior throws(DataError) in try engine.withPopulation(prior) }
         let catalog = engine.matcher.catalog
         let checkpoints = Array(stride(from: 0, through: swipes, by: 10)) + (swipes % 10 == 0 ? [] : [swipes])
@@ -198,8 +203,10 @@ extension SimulationEvaluator {
                     results[p].ndcg[c].append(Self.ndcg(ranking: top, ideal: idealRows, gains: gains))
                     results[p].precision[c].append(RankingMetrics.precision(ranking: top, relevant: relevant, k: 10))
                     if c > 0 { results[p].likeRate[c].append(sinceCheckpoint > 0 ? Double(likes) / Double(sinceCheckpoint) : 0) }
-                    if let learned = policy.learnedWeights, let hiddenWeights {
-                        results[p].cosine[c].append(VectorMath.cosine(learned, hiddenWeights))
+                    if let learned = policy.learnedWeights, let hiddenWeights, learned.count >= hiddenWeights.count {
+                        // A policy with more terms (engine_expanded_terms) is compared on the main
+                        // engine's coordinates: its extra terms come after them.
+                        results[p].cosine[c].append(VectorMath.cosine(Array(learned.prefix(hiddenWeights.count)), hiddenWeights))
                     }
                     likes = 0
                     sinceCheckpoint = 0
@@ -347,6 +354,8 @@ extension SimulationEvaluator {
         switch kind {
         case .enginePopulationPrior:
             return try EnginePolicy(name: kind.rawValue, engine: populationEngine!, student: student, seed: seed)
+        case .engineExpandedTerms:
+            return try EnginePolicy(name: kind.rawValue, engine: expandedTermsEngine!, student: student, seed: seed)
         case .engine:
             return try EnginePolicy(name: kind.rawValue, engine: engine, student: student, seed: seed)
         case .engineNoProbes:
