@@ -479,10 +479,7 @@ struct BatchPools<M: Matcher> {
         var selector = TopKSelector()
         var picked: [Int] = []
         for p in 0..<pools {
-            scores.withUnsafeBufferPointer { all in
-                selector.select(k: min(remaining[p], keep), from: UnsafeBufferPointer(rebasing: all[start[p]..<start[p + 1]]),
-                                into: &picked)
-            }
+            selector.select(k: min(remaining[p], keep), from: scores, in: start[p]..<start[p + 1], into: &picked)
             best.append(picked.map { rows[start[p] + $0] })
         }
         self.best = best
