@@ -63,19 +63,16 @@ struct TermBasisTests {
         #expect(rankA.map(\.explanations) == rankB.map(\.explanations))
     }
 
-    @Test("a budget cliff teaches budget_over a negative weight, and explanations stay the standard sentences", arguments: 0..<3)
+    @Test("a budget cliff teaches budget_over a negative weight", arguments: 0..<3)
     func learnsCliff(seed: UInt64) throws {
         let engine = Self.expanded
         var profile = Fixtures.bostonStudent
         profile.annualBudget = 25_000
         profile.homeState = nil
         var session = try engine.session(studentID: "c", profile: profile, seed: seed)
-        var sentences = Set<String>()
         var rng = SplitMix64(seed: 100 + seed)
         for position in 1...40 {
-            if session.served.count < position {
-                for card in session.recommendations(count: 10).recommendations { sentences.formUnion(card.explanations) }
-            }
+            if session.served.count < position { _ = session.recommendations(count: 10) }
             let card = session.served[position - 1]
             // Likes a school only within the real budget, whatever else it is (a cliff), 10% lapses.
             let cost = engine.matcher.schools.estimatedCost(row: card.row, homeState: nil) ?? .infinity
@@ -86,13 +83,33 @@ struct TermBasisTests {
             if let prompt = result.feedback { try session.submitFeedback(cardID: prompt.cardID, options: []) }
         }
         #expect(session.weights.terms[4] < 0, "budget_over learned \(session.weights.terms[4])")
-        // Every sentence is one the standard explanations can produce: the extra terms explain
-        // as the terms they reshape, never under their own names.
-        for sentence in sentences {
-            #expect(!sentence.contains("budget_over") && !sentence.contains("distance_near"))
-        }
         // Feedback shifts act on the expanded vector.
         #expect(engine.matcher.feedbackAdjustment(for: .tooExpensive, row: 0).count == engine.modelDimension)
+    }
+
+    @Test("the extra terms explain as the terms they reshape: distance_near as distance, budget_over as budget")
+    func explanations() throws {
+        let matcher = Self.expanded.matcher
+        var profile = Fixtures.bostonStudent
+        profile.homeState = nil
+        let student = try matcher.student(profile)
+        let d = matcher.catalog.dimension
+        let features = [Float](repeating: 0, count: d)
+        // Only distance_near weighs: a school within the preferred distance is "close to home"
+        // (e^(−d/p) ≥ 0.37, so its contribution clears the 0.05 threshold), a school far away says nothing.
+        let near = PreferenceWeights(features: features, terms: [0, 0, 0, 0, 0, 2])
+        let rows = Array(0..<matcher.catalog.count)
+        let close = try #require(rows.first { !student.distances[$0].isNaN && Double(student.distances[$0]) <= profile.maxDistanceMiles / 2 })
+        let sentences = matcher.explanations(row: close, student: student, weights: near)
+        #expect(sentences.count == 1 && sentences[0].hasPrefix("Close to home ("), "\(sentences)")
+        let far = try #require(rows.first { !student.distances[$0].isNaN && Double(student.distances[$0]) > 6 * profile.maxDistanceMiles })
+        #expect(matcher.explanations(row: far, student: student, weights: near).isEmpty)
+        // Only budget_over weighs (a positive weight, so over-budget schools gain): the sentence is the budget's.
+        let over = PreferenceWeights(features: features, terms: [0, 0, 0, 0, 2, 0])
+        let budget = try #require(profile.annualBudget)
+        let pricey = try #require(rows.first { (matcher.schools.estimatedCost(row: $0, homeState: nil) ?? 0) > 1.3 * budget })
+        let said = matcher.explanations(row: pricey, student: student, weights: over)
+        #expect(said.count == 1 && said[0].hasPrefix("Close to your budget ("), "\(said)")
     }
 
     @Test("the basis is part of the model: versions differ, snapshots restore only under their own basis")

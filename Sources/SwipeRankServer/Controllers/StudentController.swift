@@ -97,19 +97,12 @@ struct StudentController<M: ServableMatcher>: Sendable {
         let types: Set<String> = merge ? ["application/json", "application/merge-patch+json"] : ["application/json"]
         var body = try await request.jsonBody(context: context, types: types)!
         if merge {
-            // RFC 7396 merge patch onto the stored profile.
+            // A merge patch onto the stored profile (`merged(with:)`); decoding the result rejects
+            // a field the profile does not have, with `null` too.
             let patch = try WireJSON.decode(JSONValue.self, from: body, what: "body", maxBytes: StudentProfile.maxJSONBytes)
             guard case .object = patch else { throw APIError.validation("a merge patch is a JSON object", field: "body") }
             let current = try await service.record(student)
             let stored = try WireJSON.decode(JSONValue.self, from: current.profile, what: "stored profile", maxBytes: 1 << 20)
-            // RFC 7396 drops a `null` for a key the document lacks, so a misspelt field would be
-            // accepted silently; decoding the merge with such nulls kept names it instead.
-            let strict = try WireJSON.encode(stored.merged(with: patch, keepingAbsentNulls: true))
-            do {
-                _ = try M.decodeProfile(json: strict, source: "body")
-            } catch {
-                throw APIError.validation(error)
-            }
             body = try WireJSON.encode(stored.merged(with: patch))
         }
         let profile: M.Profile
@@ -130,22 +123,22 @@ struct StudentController<M: ServableMatcher>: Sendable {
 }
 
 extension JSONValue {
-    /// RFC 7396: objects merge key by key, `null` deletes, anything else replaces.
+    /// RFC 7396 (objects merge key by key, `null` deletes, anything else replaces), except that
+    /// a `null` aimed at a key this document lacks stays as an explicit `null` instead of being
+    /// dropped: the profile decoders read a `null` field as absent, and reject it — naming it —
+    /// when the profile has no such field, so a misspelt deletion is an error, not a no-op.
     ///
-    /// - Parameters:
-    ///   - patch: The merge patch.
-    ///   - keepingAbsentNulls: Keep a `null` aimed at a key this document lacks (which RFC 7396
-    ///     drops) as an explicit `null`, so that decoding the result checks the key exists.
+    /// - Parameter patch: The merge patch.
     /// - Returns: The patched document.
-    func merged(with patch: JSONValue, keepingAbsentNulls: Bool = false) -> JSONValue {
+    func merged(with patch: JSONValue) -> JSONValue {
         guard case let .object(changes) = patch else { return patch }
         var result: [String: JSONValue]
         if case let .object(current) = self { result = current } else { result = [:] }
         for (key, value) in changes {
             if case .null = value {
-                result[key] = keepingAbsentNulls && result[key] == nil ? .null : nil
+                result[key] = result[key] == nil ? .null : nil
             } else {
-                result[key] = (result[key] ?? .null).merged(with: value, keepingAbsentNulls: keepingAbsentNulls)
+                result[key] = (result[key] ?? .null).merged(with: value)
             }
         }
         return .object(result)
