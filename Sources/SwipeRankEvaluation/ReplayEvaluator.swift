@@ -11,10 +11,15 @@ import SwipeRankNumerics
 /// **population_prior** (a `PopulationPrior` fitted on every student's training swipes, never a
 /// held-out one: the shifted cold start plus the item effects, no learning) and
 /// **engine_population_prior** (that prior, then the student's training swipes learned on top)
-/// — whether learning keeps what a strong prior knows. Each ranks every school the student has not swiped in
-/// training (a full ranking, no sampled negatives) and is scored on the held-out likes:
-/// precision@k, recall@k, NDCG@k, MAP@k, MRR and AUC (held-out likes against every other
-/// unswiped school).
+/// — whether learning keeps what a strong prior knows; for an engine without either, also
+/// **engine_student_bias** and **engine_population_prior_bias** (the same two learners with an
+/// intercept per student, `EngineConfiguration.studentBias`, the prior fitted under it). Each
+/// ranks every school the student has not swiped in training (a full ranking, no sampled
+/// negatives) and is scored on the held-out likes: precision@k, recall@k, NDCG@k, MAP@k, MRR and
+/// AUC (held-out likes against every other unswiped school). In a log where people chose what
+/// to rate, those reward predicting *what* a student rates as much as whether they like it;
+/// **swipe_auc** asks only the second — held-out likes against held-out dislikes, the question
+/// a deck asks of every card it shows.
 ///
 /// **Replay / IPS**: where the log has propensities, the like rate a policy would get is
 /// estimated from the held-out swipes by the replay method (Li et al., WSDM 2011) in its
@@ -42,7 +47,7 @@ public struct ReplayPolicyResult: Sendable {
     /// The policy name.
     public let policy: String
     /// Per-student metric values, by metric name (`precision@k`, `recall@k`, `ndcg@k`,
-    /// `map@k`, `mrr`, `auc`).
+    /// `map@k`, `mrr`, `auc`, `swipe_auc`).
     public var metrics: [String: [Double]]
     /// The IPS estimate of the like rate, if any logged swipe matched.
     public var ipsLikeRate: Double?
@@ -72,7 +77,9 @@ extension ReplayEvaluator {
     ///   - trainFraction: The share of each student's swipes used for learning.
     ///   - seed: Seeds the random policy.
     /// - Returns: Results for engine, profile_only, popularity, random (then population_prior and
-    ///   engine_population_prior when the engine has no population prior).
+    ///   engine_population_prior when the engine has no population prior, and
+    ///   engine_student_bias and engine_population_prior_bias when it has neither a prior nor a
+    ///   bias).
     /// - Throws: `DataError` for an interaction naming an unknown student or school.
     public func run(students: [DatasetStudent<M.Profile>], interactions: [Interaction], k: Int = 10,
                     trainFraction: Double = 0.7, seed: UInt64) throws -> [PolicyResult] {
@@ -103,8 +110,16 @@ extension ReplayEvaluator {
         // strong prior whose ranking learning must not spoil.
         let populationEngine = engine.population != nil ? nil
             : try engine.withPopulation(PopulationFit.fit(engine: engine, students: students, interactions: splits.flatMap(\.train)))
+        // The same learner with an intercept per student (`EngineConfiguration.studentBias`):
+        // a student who dislikes most of what they rate moves the intercept, not every weight.
+        let biasEngine = engine.configuration.studentBias || engine.population != nil ? nil
+            : engine.reconfigured { $0.studentBias = true }
+        let biasPopulationEngine = try biasEngine.map {
+            try $0.withPopulation(PopulationFit.fit(engine: $0, students: students, interactions: splits.flatMap(\.train)))
+        }
         let names = ["engine", "profile_only", "popularity", "random"]
             + (populationEngine == nil ? [] : ["population_prior", "engine_population_prior"])
+            + (biasEngine == nil ? [] : ["engine_student_bias", "engine_population_prior_bias"])
         var results = names.map { PolicyResult(policy: $0, metrics: [:], ipsLikeRate: nil, ipsMatches: 0) }
         var ips = names.map { _ in (likes: 0.0, weight: 0.0) }
         var rng = SplitMix64(seed: seed)
@@ -136,6 +151,14 @@ extension ReplayEvaluator {
                 let population = coldAndLearned(populationEngine)
                 policyScores += [population.cold, population.learned]
             }
+            if let biasEngine, let biasPopulationEngine {
+                policyScores += [coldAndLearned(biasEngine).learned, coldAndLearned(biasPopulationEngine).learned]
+            }
+            // The held-out swipes themselves, for the question a deck asks of each card shown: will
+            // this student like it? (The last answer counts where an item was swiped twice.)
+            var heldOut: [Int: Bool] = [:]
+            for x in test { heldOut[catalog.row(of: x.itemID)!] = x.action == .like }
+            let swipedRows = heldOut.keys.sorted()
             for (p, scores) in policyScores.enumerated() {
                 var masked = scores
                 for row in trainRows { masked[row] = -.infinity }
@@ -153,6 +176,9 @@ extension ReplayEvaluator {
                     results[p].metrics["map@\(k)", default: []].append(RankingMetrics.averagePrecision(ranking: ranking, relevant: testLikes, k: k))
                     results[p].metrics["mrr", default: []].append(RankingMetrics.reciprocalRank(ranking: ranking, relevant: testLikes))
                     if let auc = tied.auc { results[p].metrics["auc", default: []].append(auc) }
+                }
+                if let auc = RankingMetrics.tieAware(scores: swipedRows.map { scores[$0] }, relevant: swipedRows.map { heldOut[$0]! }, k: 1).auc {
+                    results[p].metrics["swipe_auc", default: []].append(auc)
                 }
                 // IPS over the held-out swipes: the policy's pick among schools not yet swiped.
                 var swiped = trainRows

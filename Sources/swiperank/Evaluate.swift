@@ -238,13 +238,35 @@ struct Evaluate: ParsableCommand {
         print("")
         print("Replay of \(log.count) logged swipes (\(interactions)): first \(f(trainFraction * 100, 0))% of each student's swipes to learn, the rest held out;")
         print("full ranking of every \(itemNoun) not swiped in training, held-out likes relevant.")
-        let metrics = ["precision@\(k)", "recall@\(k)", "ndcg@\(k)", "map@\(k)", "mrr", "auc"]
-        print(pad("policy", 14) + metrics.map { pad($0, 13, left: true) }.joined() + pad("IPS likes", 12, left: true) + pad("matches", 9, left: true))
+        let metrics = ["precision@\(k)", "recall@\(k)", "ndcg@\(k)", "map@\(k)", "mrr", "auc", "swipe_auc"]
+        print(pad("policy", 30) + metrics.map { pad($0, 13, left: true) }.joined() + pad("IPS likes", 12, left: true) + pad("matches", 9, left: true))
         for r in replay {
-            print(pad(r.policy, 14) + metrics.map { pad(f(r.mean($0), 3), 13, left: true) }.joined()
+            print(pad(r.policy, 30) + metrics.map { pad(f(r.mean($0), 3), 13, left: true) }.joined()
                   + pad(r.ipsLikeRate.map { f($0, 3) } ?? "-", 12, left: true) + pad(String(r.ipsMatches), 9, left: true))
         }
         print("precision, recall, NDCG and AUC count tied scores in expectation (a tie is ½ in AUC); MAP and MRR break ties by row.")
+        print("swipe_auc: held-out likes against held-out dislikes (will the student like a card shown?), ties ½.")
+        // The comparisons the learning targets are about, paired over the same students (every
+        // policy is scored on the same students, so the per-student values line up).
+        let byName = Dictionary(uniqueKeysWithValues: replay.map { ($0.policy, $0) })
+        let pairs = [("engine", "popularity"), ("engine_population_prior", "popularity"),
+                     ("engine_population_prior", "population_prior"), ("engine_population_prior_bias", "population_prior")]
+        var rng = SplitMix64(seed: seed)
+        var header = false
+        for (a, b) in pairs {
+            guard let x = byName[a], let y = byName[b] else { continue }
+            if !header {
+                print("paired differences, mean [95% bootstrap CI]:")
+                header = true
+            }
+            let cells = ["precision@\(k)", "auc", "swipe_auc"].compactMap { m -> String? in
+                guard let u = x.metrics[m], let v = y.metrics[m], u.count == v.count, !u.isEmpty else { return nil }
+                let d = zip(u, v).map { $0 - $1 }
+                let ci = Bootstrap.meanInterval(d, using: &rng)
+                return "\(m) \(f(Bootstrap.mean(d), 3)) [\(f(ci.lower, 3)), \(f(ci.upper, 3))]"
+            }
+            print("  " + pad("\(a) − \(b)", 50) + cells.joined(separator: "   "))
+        }
         for r in replay where r.constantScores > 0 {
             print("warning: \(r.policy) scored every candidate the same for \(r.constantScores) of \(roster.count) students: its metrics there are chance.")
         }

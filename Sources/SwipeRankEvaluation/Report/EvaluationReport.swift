@@ -104,7 +104,7 @@ public struct EvaluationReport: Sendable {
             }
         }
         files["per_student_ndcg.csv"] = perStudent.joined(separator: "\n") + "\n"
-        let metricNames = ["precision@\(k)", "recall@\(k)", "ndcg@\(k)", "map@\(k)", "mrr", "auc"]
+        let metricNames = ["precision@\(k)", "recall@\(k)", "ndcg@\(k)", "map@\(k)", "mrr", "auc", "swipe_auc"]
         if !replay.isEmpty {
             var rows = ["policy," + metricNames.joined(separator: ",") + ",replay_like_rate,replay_matches"]
             for r in replay {
@@ -204,7 +204,8 @@ public struct EvaluationReport: Sendable {
             training. The log was written by the engine, so it favors engine-like policies; the replay like rate
             (self-normalized IPS) is given with its number of matching swipes. Precision, recall, NDCG and AUC count
             tied scores in expectation (a tie is ½ in AUC), so a policy that cannot tell two \(itemNoun)s apart gets
-            no credit from the file's row order; MAP and MRR break ties by row. Data: [replay.csv](replay.csv).
+            no credit from the file's row order; MAP and MRR break ties by row. swipe_auc ranks only the held-out
+            swipes, likes against dislikes: will the student like a card shown? Data: [replay.csv](replay.csv).
 
             | policy | \(metricNames.joined(separator: " | ")) | replay like rate (matches) |
             |---|\(metricNames.map { _ in "---|" }.joined())---|
