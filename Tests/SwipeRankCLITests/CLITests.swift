@@ -190,7 +190,12 @@ struct EvaluateTests {
             #expect(result.stdout.contains("\n\(policy) "), "\(policy)")
         }
         #expect(result.stdout.contains("Replay of 160 logged swipes"), "4 students × 40 logged swipes")
-        #expect(result.stdout.contains("ndcg@10") && result.stdout.contains("IPS likes"))
+        #expect(result.stdout.contains("ndcg@10") && result.stdout.contains("IPS likes") && result.stdout.contains("swipe_auc"))
+        // The paired comparisons behind the learning targets, each with an interval.
+        for pair in ["engine − popularity", "engine_population_prior − population_prior", "engine_population_prior_bias − population_prior"] {
+            let line = result.stdout.split(separator: "\n").first { $0.contains(pair) }
+            #expect(line.map { $0.contains("precision@10 ") && $0.contains("swipe_auc ") && $0.contains("[") } == true, "\(pair)")
+        }
         let bad = try CLI.run(["evaluate", "--students", "/nonexistent.csv"])
         #expect(bad.status == 1 && bad.stderr.contains("/nonexistent.csv: cannot read the CSV file"))
     }
