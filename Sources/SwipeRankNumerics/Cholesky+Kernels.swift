@@ -125,7 +125,7 @@ func givensColumn(_ l: UnsafeMutablePointer<Double>, _ w: UnsafeMutablePointer<D
 /// per eight vectors instead of once per vector (a probe's candidates share one factor).
 func inverseQuadraticForms(_ l: UnsafeBufferPointer<Double>, _ n: Int, _ x: UnsafeBufferPointer<Double>, _ count: Int,
                            _ out: UnsafeMutableBufferPointer<Double>) {
-    typealias Lanes = SIMD8<Double>
+    guard count > 0 else { return }
     guard n > 0 else {
         for v in 0..<count { out[v] = 0 }
         return
@@ -143,34 +143,51 @@ func inverseQuadraticForms(_ l: UnsafeBufferPointer<Double>, _ n: Int, _ x: Unsa
         }
         r += i + 1
     }
-    let negated = UnsafeMutableBufferPointer<Lanes>.allocate(capacity: n)
-    defer { negated.deallocate() }
-    let group = UnsafeMutableBufferPointer<Lanes>.allocate(capacity: n)
-    defer { group.deallocate() }
+    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 * n * MemoryLayout<SIMD8<Double>>.stride,
+                                                         alignment: MemoryLayout<SIMD8<Double>>.alignment)
+    defer { scratch.deallocate() }
     var v = 0
     while v < count {
-        let lanes = min(Lanes.scalarCount, count - v)
-        // The group's vectors lane by lane; unused lanes stay 0 (0 / L[i,i] = 0: nothing
-        // non-finite appears in them).
-        for i in 0..<n { group[i] = Lanes(repeating: 0) }
-        for lane in 0..<lanes {
-            let start = (v + lane) * n
-            for i in 0..<n { group[i][lane] = x[start + i] }
+        // Eight vectors at a time; a last group of four or fewer in four lanes (a window of 12
+        // would otherwise compute 16).
+        if count - v > 4 {
+            v += quadraticFormGroup(SIMD8<Double>.self, rows: rows, n, x, from: v, count: count, out, scratch: scratch)
+        } else {
+            v += quadraticFormGroup(SIMD4<Double>.self, rows: rows, n, x, from: v, count: count, out, scratch: scratch)
         }
-        var sum = Lanes(repeating: 0)
-        for i in 0..<n {
-            var s = group[i]
-            let r = i * (i + 1) / 2
-            var j = 0
-            while j < i {
-                s = s + Lanes(repeating: rows[r + j]) * negated[j]
-                j += 1
-            }
-            let z = s / Lanes(repeating: rows[r + i])
-            negated[i] = -z
-            sum = sum + z * z
-        }
-        for lane in 0..<lanes { out[v + lane] = sum[lane] }
-        v += lanes
     }
+}
+
+/// One group of `inverseQuadraticForms`: vectors `from…` in the lanes of `Lanes` (fewer when
+/// `count` ends first). Returns how many vectors it did.
+@inline(__always)
+private func quadraticFormGroup<Lanes: SIMD>(_: Lanes.Type, rows: UnsafeMutableBufferPointer<Double>, _ n: Int,
+                                             _ x: UnsafeBufferPointer<Double>, from v: Int, count: Int,
+                                             _ out: UnsafeMutableBufferPointer<Double>,
+                                             scratch: UnsafeMutableRawBufferPointer) -> Int where Lanes.Scalar == Double {
+    let negated = scratch.baseAddress!.bindMemory(to: Lanes.self, capacity: 2 * n)
+    let group = negated + n
+    let lanes = min(Lanes.scalarCount, count - v)
+    // The group's vectors lane by lane; unused lanes stay 0 (0 / L[i,i] = 0: nothing
+    // non-finite appears in them).
+    for i in 0..<n { group[i] = Lanes(repeating: 0) }
+    for lane in 0..<lanes {
+        let start = (v + lane) * n
+        for i in 0..<n { group[i][lane] = x[start + i] }
+    }
+    var sum = Lanes(repeating: 0)
+    for i in 0..<n {
+        var s = group[i]
+        let r = i * (i + 1) / 2
+        var j = 0
+        while j < i {
+            s = s + Lanes(repeating: rows[r + j]) * negated[j]
+            j += 1
+        }
+        let z = s / Lanes(repeating: rows[r + i])
+        negated[i] = -z
+        sum = sum + z * z
+    }
+    for lane in 0..<lanes { out[v + lane] = sum[lane] }
+    return lanes
 }

@@ -67,7 +67,23 @@ public func addScaledFixedPoint(_ values: ContiguousArray<Int16>, offset: Int, s
     precondition(offset >= 0 && offset + y.count <= values.count, "addScaledFixedPoint: row out of range")
     values.withUnsafeBufferPointer { v in
         y.withUnsafeMutableBufferPointer { out in
-            for i in 0..<out.count { out[i] += scale * Float(v[offset + i]) }
+            // Eight lanes at a time, each exactly the scalar loop's multiply then add (an Int16
+            // converts to Float exactly), so the result is the same bit for bit.
+            let n = out.count
+            guard n > 0 else { return }
+            let source = UnsafeRawPointer(v.baseAddress! + offset), target = UnsafeMutableRawPointer(out.baseAddress!)
+            let factor = SIMD8<Float>(repeating: scale)
+            var i = 0
+            while i + 8 <= n {
+                let units = SIMD8<Float>(SIMD8<Int32>(truncatingIfNeeded: source.loadUnaligned(fromByteOffset: 2 * i, as: SIMD8<Int16>.self)))
+                let sum = target.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self) + factor * units
+                target.storeBytes(of: sum, toByteOffset: 4 * i, as: SIMD8<Float>.self)
+                i += 8
+            }
+            while i < n {
+                out[i] += scale * Float(v[offset + i])
+                i += 1
+            }
         }
     }
 }

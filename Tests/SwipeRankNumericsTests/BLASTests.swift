@@ -110,6 +110,20 @@ struct BLASTests {
         #expect(empty.isEmpty)
     }
 
+    @Test("addScaledFixedPoint equals the scalar multiply-then-add bit for bit, every tail length", arguments: 0..<24)
+    func fixedPointRow(seed: Int) {
+        var rng = SplitMix64(seed: UInt64(seed) &+ 900)
+        let n = seed < 20 ? seed : Int.random(in: 20...300, using: &rng)
+        let offset = Int.random(in: 0...7, using: &rng)
+        let values = ContiguousArray((0..<(offset + n + 3)).map { _ in Int16.random(in: .min ... .max, using: &rng) })
+        let scale = Float.random(in: -2...2, using: &rng) / 8192
+        var y = (0..<n).map { _ in Float.random(in: -50...50, using: &rng) }
+        var want = y
+        for i in 0..<n { want[i] += scale * Float(values[offset + i]) }
+        addScaledFixedPoint(values, offset: offset, scale: scale, into: &y)
+        #expect(y.map(\.bitPattern) == want.map(\.bitPattern))
+    }
+
     @Test("the thread count can be set and is restored")
     func threads() {
         let before = BLASThreads.count

@@ -48,8 +48,9 @@ struct CholeskyTests {
         var rng = SplitMix64(seed: 500 + seed)
         let n = seed == 0 ? 0 : Int.random(in: 1...70, using: &rng)
         let factor = try CholeskyFactor(symmetric: randomSPD(n, using: &rng), dimension: n)
-        // Counts around the lane width (8), including none and a partial last group.
-        for count in [0, 1, 7, 8, 9, 16, 23, Int.random(in: 24...60, using: &rng)] {
+        // Counts around the lane widths (8, and 4 for a last group of four or fewer), including
+        // none and partial last groups.
+        for count in [0, 1, 4, 5, 7, 8, 9, 12, 13, 16, 20, 23, Int.random(in: 24...60, using: &rng)] {
             let vectors = (0..<count).map { _ in (0..<n).map { _ in Double.random(in: -4...4, using: &rng) } }
             let single = vectors.map(factor.inverseQuadraticForm)
             let batched = factor.inverseQuadraticForms(flat: vectors.flatMap { $0 }, count: count)

@@ -28,6 +28,9 @@ public struct SchoolMatcher: Matcher {
     /// The named weights resolved to column and term indices once: they are computed on every
     /// swipe, and looking names up (and building `locale=…` strings) then cost several µs.
     let namedWeightPlan: [NamedWeight]
+    /// Explanations resolved once (sentence kinds, attributes, per-school sentences): a deck
+    /// explains every card it serves.
+    let explanationPlan: ExplanationPlan
 
     /// Creates a matcher.
     ///
@@ -42,6 +45,7 @@ public struct SchoolMatcher: Matcher {
         let columnIndex = Dictionary(uniqueKeysWithValues: schools.catalog.columns.enumerated().map { ($1.name, $0) })
         self.columnIndex = columnIndex
         self.namedWeightPlan = NamedWeight.schoolPlan(columnIndex: columnIndex)
+        self.explanationPlan = ExplanationPlan(catalog: schools.catalog, termNames: MatchStudent.termNames(termBasis))
     }
 
     /// Resolves a profile against the catalog (majors, relative terms).

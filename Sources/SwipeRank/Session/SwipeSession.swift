@@ -178,6 +178,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
             : [GeoBand?](repeating: nil, count: wanted)
         var cards: [Recommendation] = []
         cards.reserveCapacity(wanted)
+        // The posterior is fixed within a deck, so a card in the windows of two probes of one
+        // band has one variance: computed once.
+        var variances = [Int: Double](minimumCapacity: 64)
         for planned in plan {
             let position = served.count + 1
             // Backfill: the planned band, else the next ones in cyclic order.
@@ -190,7 +193,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
             var row: Int, propensity = 1.0
             let isProbe = engine.probes.isProbe(position: position)
             if isProbe {
-                (row, propensity) = drawProbe(pool: p, batch: batch, raw: raw)
+                (row, propensity) = drawProbe(pool: p, batch: batch, raw: raw, variances: &variances)
             } else {
                 row = batch.nextBest(pool: p)
             }
@@ -215,8 +218,10 @@ public struct SwipeSession<M: Matcher>: Sendable {
 
     /// Picks the probe of pool `p`: the `window` candidates (`EngineConfiguration.probeCandidates`:
     /// the unseen cards closest to the decision boundary, match 0.5, or the best unseen cards
-    /// by the pool's score), one drawn ∝ exp(variance / T).
-    mutating func drawProbe(pool p: Int, batch: BatchPools<M>, raw: [Float]) -> (row: Int, propensity: Double) {
+    /// by the pool's score), one drawn ∝ exp(variance / T). `variances` holds the variances
+    /// this deck has computed (by row), and gets the new ones.
+    mutating func drawProbe(pool p: Int, batch: BatchPools<M>, raw: [Float],
+                            variances known: inout [Int: Double]) -> (row: Int, propensity: Double) {
         let (window, temperature) = engine.probes.exploration(for: phase)
         let candidates: [Int]
         switch engine.configuration.probeCandidates {
@@ -234,10 +239,14 @@ public struct SwipeSession<M: Matcher>: Sendable {
             candidates = batch.bestUntaken(pool: p, count: window)
         }
         // A plain loop: a closure here copied the student (all its arrays) once per candidate.
+        // Each variance is computed exactly as in one call for all candidates (the kernel does
+        // every vector's operations in the same order), so skipping known ones changes no bit.
+        let missing = candidates.filter { known[$0] == nil }
         var vectors: [Double] = []
-        vectors.reserveCapacity(candidates.count * model.dimension)
-        for row in candidates { engine.appendLearningVector(row: row, student: student, to: &vectors) }
-        let variances = model.variances(alongFlat: vectors, count: candidates.count)
+        vectors.reserveCapacity(missing.count * model.dimension)
+        for row in missing { engine.appendLearningVector(row: row, student: student, to: &vectors) }
+        for (row, variance) in zip(missing, model.variances(alongFlat: vectors, count: missing.count)) { known[row] = variance }
+        let variances = candidates.map { known[$0]! }
         let (index, propensity) = ProbeScheduler.draw(uncertainties: variances, temperature: temperature, using: &rng)
         return (candidates[index], propensity)
     }
@@ -433,60 +442,42 @@ struct BatchPools<M: Matcher> {
     var remaining: [Int]
     /// Per row, its pool; -1 for served rows and rows taken by this batch.
     var poolOfRow: [Int8]
-    /// Per row, the score its pool ranks it by (the raw score plus any novelty bonus).
-    var poolScore: [Float]
 
     init(session: SwipeSession<M>, raw: [Float], count: Int) {
         let n = raw.count
         let pools = session.isBanded ? 3 : 1
         var poolOfRow = session.rowPools
-        for card in session.served { poolOfRow[card.row] = -1 }
+        // By index: a `for card in` copies each card, retaining and releasing its id.
+        for i in session.served.indices { poolOfRow[session.served[i].row] = -1 }
         for row in session.judgedRows { poolOfRow[row] = -1 }
         let bonus = session.engine.configuration.discoveryNoveltyBonus
         let regions = session.engine.regions
-        var poolScore = raw
-        var remaining = [Int](repeating: 0, count: pools)
         let novelty = pools == 3 ? GeoBand.discovery.index : -1
-        for row in 0..<n {
-            let p = Int(poolOfRow[row])
-            guard p >= 0 else { continue }
-            remaining[p] += 1
-            if p == novelty, let region = regions.code(row: row), !session.regionShown[region] {
-                poolScore[row] = raw[row] + bonus
-            }
-        }
         // Probes may take some of the best, so twice the batch is enough for the deck's own picks;
         // a plausibly good probe's window comes from the same lists, after what this batch took.
         var keep = 2 * count
         if session.engine.configuration.probeCandidates == .plausiblyGood {
             keep += session.engine.probes.exploration(for: session.phase).window
         }
-        // The pools' rows (ascending) and scores one after another in two flat buffers: no
-        // nested arrays to grow row by row.
-        var start = [Int](repeating: 0, count: pools + 1)
-        for p in 0..<pools { start[p + 1] = start[p] + remaining[p] }
-        var fill = start
-        var rows = [Int](repeating: 0, count: start[pools])
-        var scores = [Float](repeating: 0, count: start[pools])
+        // One pass: each pool keeps its `keep` best so far by the score it ranks by (the raw
+        // score plus any novelty bonus), the worst on top; rows come in ascending order, so an
+        // equal score never displaces an earlier row — the order of a stable descending sort.
+        var remaining = [Int](repeating: 0, count: pools)
+        var heaps = [PoolSelection](repeating: PoolSelection(capacity: keep), count: pools)
         for row in 0..<n {
             let p = Int(poolOfRow[row])
             guard p >= 0 else { continue }
-            rows[fill[p]] = row
-            scores[fill[p]] = poolScore[row]
-            fill[p] += 1
+            remaining[p] += 1
+            var score = raw[row]
+            if p == novelty, let region = regions.code(row: row), !session.regionShown[region] {
+                score = raw[row] + bonus
+            }
+            heaps[p].offer(score: score, row: row)
         }
-        var best: [[Int]] = []
-        var selector = TopKSelector()
-        var picked: [Int] = []
-        for p in 0..<pools {
-            selector.select(k: min(remaining[p], keep), from: scores, in: start[p]..<start[p + 1], into: &picked)
-            best.append(picked.map { rows[start[p] + $0] })
-        }
-        self.best = best
+        self.best = heaps.map { $0.rowsBestFirst() }
         self.cursor = [Int](repeating: 0, count: pools)
         self.remaining = remaining
         self.poolOfRow = poolOfRow
-        self.poolScore = poolScore
     }
 
     /// The best card of pool `p` not yet taken (the pool must have one left).
@@ -520,6 +511,77 @@ struct BatchPools<M: Matcher> {
         let code = Int8(p)
         for row in poolOfRow.indices where poolOfRow[row] == code { rows.append(row) }
         return rows
+    }
+}
+
+/// The `capacity` best (score, row) pairs offered, rows in ascending order: a bounded heap with
+/// the worst kept pair on top. Best first means higher score, then lower row (a stable
+/// descending sort's order, as `TopKSelector`); NaN scores are never kept.
+struct PoolSelection {
+    /// (score, row) pairs in heap order: the worst kept pair first.
+    private var kept: [(score: Float, row: Int)] = []
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        kept.reserveCapacity(capacity)
+    }
+
+    /// Whether a ranks below b.
+    @inline(__always)
+    private static func worse(_ a: (score: Float, row: Int), _ b: (score: Float, row: Int)) -> Bool {
+        a.score < b.score || (a.score == b.score && a.row > b.row)
+    }
+
+    /// Offers a row; rows must come in ascending order.
+    ///
+    /// - Complexity: O(1) when it is not among the best so far, O(log capacity) otherwise.
+    @inline(__always)
+    mutating func offer(score: Float, row: Int) {
+        guard !score.isNaN, capacity > 0 else { return }
+        if kept.count < capacity {
+            kept.append((score, row))
+            siftUp(kept.count - 1)
+        } else if score > kept[0].score {
+            // An equal score arrives with a higher row: it ranks below the kept one.
+            kept[0] = (score, row)
+            siftDown(0)
+        }
+    }
+
+    private mutating func siftUp(_ start: Int) {
+        var i = start
+        let item = kept[i]
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard Self.worse(item, kept[parent]) else { break }
+            kept[i] = kept[parent]
+            i = parent
+        }
+        kept[i] = item
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var i = start
+        let item = kept[i]
+        let n = kept.count
+        while true {
+            let l = 2 * i + 1
+            guard l < n else { break }
+            let r = l + 1
+            let child = r < n && Self.worse(kept[r], kept[l]) ? r : l
+            guard Self.worse(kept[child], item) else { break }
+            kept[i] = kept[child]
+            i = child
+        }
+        kept[i] = item
+    }
+
+    /// The kept rows, best first.
+    ///
+    /// - Complexity: O(capacity log capacity).
+    func rowsBestFirst() -> [Int] {
+        kept.sorted { Self.worse($1, $0) }.map(\.row)
     }
 }
 
