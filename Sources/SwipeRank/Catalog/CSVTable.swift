@@ -66,12 +66,10 @@ public struct CSVTable: Sendable {
     /// - Complexity: O(bytes.count).
     public init(bytes: [UInt8], source: String) throws(DataError) {
         self.source = source
-        (header, headerColumns, rows) = try bytes.withUnsafeBufferPointer { buffer throws(DataError) in
-            try CSVTable.parse(buffer, source: source)
-        }
+        (header, headerColumns, rows) = try CSVTable.parse(bytes, source: source)
     }
 
-    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, source: String) throws(DataError) -> ([String], [Int], [Row]) {
+    private static func parse(_ bytes: [UInt8], source: String) throws(DataError) -> ([String], [Int], [Row]) {
         var parser = Parser(bytes: bytes, source: source)
         guard let headerRow = try parser.nextRow() else {
             throw DataError(.malformedRow, source: source, line: 1, column: 1, detail: "empty file: no header row")
@@ -222,13 +220,13 @@ public struct CSVTable: Sendable {
 
 /// The byte-level RFC 4180 state machine.
 private struct Parser {
-    let bytes: UnsafeBufferPointer<UInt8>
+    let bytes: [UInt8]
     let source: String
     var position = 0
     var line = 1
     var lineStart = 0
 
-    init(bytes: UnsafeBufferPointer<UInt8>, source: String) {
+    init(bytes: [UInt8], source: String) {
         self.bytes = bytes
         self.source = source
         if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF { position = 3; lineStart = 3 }
@@ -296,7 +294,7 @@ private struct Parser {
                     }
                     position += 1
                 }
-                guard let text = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self) else {
+                guard let text = String(validating: bytes[start..<position], as: UTF8.self) else {
                     throw DataError(.unreadable, source: source, line: fieldLine, column: fieldColumn,
                                     detail: "field is not valid UTF-8")
                 }

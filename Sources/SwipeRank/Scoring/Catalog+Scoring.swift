@@ -62,11 +62,9 @@ extension Catalog {
         let s = weights.count
         precondition(terms == nil || terms!.count == s, "One term block per student is required")
         var w = Matrix(rows: s, columns: dimension)
-        w.withUnsafeMutableBufferPointer { buffer in
-            for (r, weight) in weights.enumerated() {
-                precondition(weight.features.count == dimension, "Weights do not match the catalog")
-                for c in 0..<dimension { buffer[r * dimension + c] = weight.features[c] }
-            }
+        for (r, weight) in weights.enumerated() {
+            precondition(weight.features.count == dimension, "Weights do not match the catalog")
+            for c in 0..<dimension { w[r, c] = weight.features[c] }
         }
         var result = Matrix(rows: s, columns: count)
         w.multiply(featuresByColumn, into: &result)
@@ -76,9 +74,7 @@ extension Catalog {
             // Per-student terms differ, so they are added row by row (k × N each).
             for i in 0..<count { row[i] = result[r, i] }
             terms[r].addWeighted(weights[r].terms, into: &row)
-            result.withUnsafeMutableBufferPointer { buffer in
-                for i in 0..<count { buffer[r * count + i] = row[i] }
-            }
+            for i in 0..<count { result[r, i] = row[i] }
         }
         return result
     }
@@ -112,10 +108,7 @@ extension Catalog {
     /// - Complexity: O(d + k).
     public func groupContributions(row: Int, weights: PreferenceWeights, terms: RelativeTerms?) -> [Float] {
         var result = [Float](repeating: 0, count: groups.count + (terms?.names.count ?? 0))
-        features.withUnsafeBufferPointer { x in
-            let base = row * dimension
-            for j in 0..<dimension { result[groupOfColumn[j]] += weights.features[j] * x[base + j] }
-        }
+        for j in 0..<dimension { result[groupOfColumn[j]] += weights.features[j] * features[row, j] }
         if let terms {
             for k in 0..<terms.names.count { result[groups.count + k] = weights.terms[k] * terms[term: k, item: row] }
         }

@@ -375,9 +375,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         let catalog = matcher.catalog
         precondition(row >= 0 && row < catalog.count, "combinedVector: row \(row) is not in the catalog")
         var z = [Double](repeating: 0, count: catalog.dimension + student.terms.names.count)
-        catalog.features.withUnsafeBufferPointer { x in
-            for j in 0..<catalog.dimension { z[j] = Double(x[row * catalog.dimension + j]) }
-        }
+        for j in 0..<catalog.dimension { z[j] = Double(catalog.features[row, j]) }
         for k in 0..<student.terms.names.count { z[catalog.dimension + k] = Double(student.terms[term: k, item: row]) }
         return z
     }
