@@ -41,20 +41,6 @@ public struct TopKSelector: Sendable {
         scores.withUnsafeBufferPointer { select(k: k, from: $0, into: &result) }
     }
 
-    /// Writes the positions within `range` of the `k` best of `scores[range]` into `result`,
-    /// best first (0 is `range.lowerBound`): one selection per segment of a flat buffer.
-    ///
-    /// - Parameters:
-    ///   - k: How many to select; not negative.
-    ///   - scores: The scores.
-    ///   - range: The segment; within `scores.indices`.
-    ///   - result: Replaced by the selected positions.
-    /// - Complexity: O(n log k + k log k) for n = `range.count`.
-    public mutating func select(k: Int, from scores: [Float], in range: Range<Int>, into result: inout [Int]) {
-        precondition(range.lowerBound >= 0 && range.upperBound <= scores.count, "Top-k range \(range) outside 0..<\(scores.count)")
-        scores.withUnsafeBufferPointer { select(k: k, from: UnsafeBufferPointer(rebasing: $0[range]), into: &result) }
-    }
-
     /// Writes the indices of the `k` best scores into `result`, best first.
     ///
     /// Long inputs (n ≥ 2,048 and k ≤ n/32) first take a cut from every 16th score: the

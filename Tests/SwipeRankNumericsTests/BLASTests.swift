@@ -203,18 +203,6 @@ struct TopKTests {
         }
     }
 
-    @Test("selecting within a range equals selecting from that slice alone, positions relative to its start", arguments: 0..<30)
-    func range(seed: UInt64) {
-        var rng = SplitMix64(seed: 500 + seed)
-        var selector = TopKSelector()
-        var out: [Int] = []
-        let scores = (0..<Int.random(in: 0...3_000, using: &rng)).map { _ in Float(Int.random(in: 0..<40, using: &rng)) }
-        let a = Int.random(in: 0...scores.count, using: &rng), b = Int.random(in: a...scores.count, using: &rng)
-        let k = Int.random(in: 0...80, using: &rng)
-        selector.select(k: k, from: scores, in: a..<b, into: &out)
-        #expect(out == Array(scores[a..<b]).topIndices(k), "seed \(seed) range \(a)..<\(b) k \(k)")
-    }
-
     @Test("blocked batch top-k equals a full sgemm and a top-k per row", arguments: [1, 3, 16, 64])
     func batchTopK(blockSize: Int) {
         var rng = SplitMix64(seed: UInt64(blockSize))
