@@ -8,7 +8,8 @@ import Synchronization
 /// write-ahead log before the call returns, so it survives the process being killed (kill -9,
 /// a crash); a power loss or kernel crash may lose the last transactions since the log was
 /// last synced, but never corrupts the file. `.full` syncs the log on every commit and also
-/// survives power loss, at the cost of one fsync per write.
+/// survives power loss, at the cost of one fsync per write. Checkpoints (copying the log into
+/// the database file) run on a thread of their own, not inside commits (`CheckpointPolicy`).
 public final class SQLiteStore: StudentStore {
     /// How hard a commit waits for the disk.
     public enum Durability: String, Sendable, CaseIterable {
@@ -18,8 +19,9 @@ public final class SQLiteStore: StudentStore {
         case full
     }
 
-    private let pool: DatabasePool
+    let pool: DatabasePool
     private let batcher: GroupCommit<PendingAppend, Result<AppendOutcome, StoreError>>
+    let checkpointer: WALCheckpointer
     /// The database file.
     public let path: String
 
@@ -28,24 +30,32 @@ public final class SQLiteStore: StudentStore {
     /// - Parameters:
     ///   - path: The SQLite file.
     ///   - durability: Commit durability.
+    ///   - checkpoints: When the write-ahead log is copied into the database file.
     /// - Throws: `StoreError` if the file cannot be opened or migrated (another program's
     ///   file, a newer schema, no permission).
-    public init(path: String, durability: Durability = .normal) throws(StoreError) {
+    public init(path: String, durability: Durability = .normal, checkpoints: CheckpointPolicy = CheckpointPolicy()) throws(StoreError) {
         self.path = path
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+            // The checkpointer thread does this work, off the commit path.
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
         }
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
             try Self.migrator.migrate(pool)
+            checkpointer = try WALCheckpointer(pool: pool, path: path, policy: checkpoints)
         } catch {
             throw StoreError("cannot open the SQLite store at \(path): \(error)")
         }
         let pool = self.pool
         batcher = GroupCommit(maxBatch: 256) { batch in await Self.commit(batch, pool: pool) }
+    }
+
+    deinit {
+        checkpointer.stop()
     }
 
     static var migrator: DatabaseMigrator {

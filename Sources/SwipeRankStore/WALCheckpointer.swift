@@ -1,0 +1,132 @@
+import Dispatch
+import Foundation
+import GRDB
+import Synchronization
+
+/// When and how the SQLite store moves its write-ahead log into the database file.
+///
+/// SQLite's automatic checkpoint runs inside the commit that crosses its threshold, on the
+/// writer: it syncs the log, copies the pages and syncs the database file (two fsyncs, 10–16 ms
+/// on this project's VM, measured with strace) while every other write queues behind it — at
+/// 1,000 requests/s that alone put one request in twenty past 12 ms. So the store switches it
+/// off and checkpoints from a thread and a connection of its own instead (a passive checkpoint
+/// never blocks writers or readers). The log restarts from its beginning only when a writer
+/// finds it entirely copied, which continuous writes prevent; so once the log has grown past
+/// `restartBytes` the thread runs passes back to back until one finds nothing new (a pause
+/// between commits), and then has the writer run a checkpoint with nothing (or next to
+/// nothing) left to copy: its next transaction restarts the log. Measured here: the writer's
+/// step takes microseconds that way, where copying even the ~50 frames written during one
+/// short pass took it 17–84 ms (two fsyncs on a virtual disk), and copying everything since
+/// the last background pass 20–70 ms. Past `forceRestartBytes` (writes that never pause) the
+/// writer copies what is left regardless, so the log stays bounded.
+public struct CheckpointPolicy: Sendable, Equatable {
+    /// How often the background thread checkpoints (when the log has anything to copy).
+    public var interval: Duration
+    /// Log size past which the log is restarted at the next pause between commits.
+    public var restartBytes: Int
+    /// Log size past which it is restarted even without a pause (the writer then copies what
+    /// arrived during the last pass): the bound on the log's size on disk.
+    public var forceRestartBytes: Int
+
+    /// - Parameters:
+    ///   - interval: Between background checkpoints (default 250 ms).
+    ///   - restartBytes: Log size that starts a restart (default 64 MiB).
+    ///   - forceRestartBytes: Log size that forces one (default 4 × `restartBytes`; at least
+    ///     `restartBytes`).
+    public init(interval: Duration = .milliseconds(250), restartBytes: Int = 64 << 20, forceRestartBytes: Int? = nil) {
+        precondition(interval > .zero, "a checkpoint interval must be positive")
+        precondition(restartBytes > 0, "a restart size must be positive")
+        self.interval = interval
+        self.restartBytes = restartBytes
+        self.forceRestartBytes = max(restartBytes, forceRestartBytes ?? 4 * restartBytes)
+    }
+}
+
+/// The background checkpoint thread of one `SQLiteStore` (see `CheckpointPolicy`).
+///
+/// A thread, not a task: a checkpoint blocks in fsync for milliseconds, which would hold one
+/// of Swift concurrency's few cooperative threads.
+final class WALCheckpointer: Sendable {
+    private let pool: DatabasePool
+    private let connection: DatabaseQueue
+    private let policy: CheckpointPolicy
+    private let pageSize: Int
+    private let wake = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+    /// Checkpoints run in the background and by the writer (for tests and diagnostics).
+    let counts = Mutex<(background: Int, restarts: Int)>((0, 0))
+
+    /// Opens the checkpoint connection and starts the thread.
+    ///
+    /// - Parameters:
+    ///   - pool: The store's pool (its writer finishes the checkpoints that restart the log).
+    ///   - path: The database file.
+    ///   - policy: Interval and restart size.
+    /// - Throws: GRDB's error if the connection cannot be opened.
+    init(pool: DatabasePool, path: String, policy: CheckpointPolicy) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.label = "SwipeRank.checkpointer"
+        self.pool = pool
+        self.connection = try DatabaseQueue(path: path, configuration: configuration)
+        self.policy = policy
+        self.pageSize = try connection.read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") } ?? 4_096
+        let thread = Thread { [self] in run() }
+        thread.name = "SwipeRank.checkpointer"
+        thread.start()
+    }
+
+    /// Stops the thread and waits for a checkpoint under way to end.
+    func stop() {
+        guard !stopping.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        wake.signal()
+        finished.wait()
+    }
+
+    private func run() {
+        let nanoseconds = policy.interval.components.seconds * 1_000_000_000 + policy.interval.components.attoseconds / 1_000_000_000
+        while true {
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds)))
+            if stopping.load(ordering: .sequentiallyConsistent) { break }
+            checkpointOnce()
+        }
+        finished.signal()
+    }
+
+    /// One background pass: a passive checkpoint; when the log is past the restart size, more
+    /// passes until one finds nothing new, then the writer's (see `CheckpointPolicy`). A busy
+    /// database or a failed checkpoint only postpones the work (the log stays correct; it just
+    /// keeps more frames).
+    func checkpointOnce() {
+        do {
+            var frames = try passive()
+            guard frames * pageSize >= policy.restartBytes else { return }
+            // A pass reports the log as it was when the pass began, and copies all of it: what
+            // arrived while it ran is left for the next. Passes shorten as they go (each copies
+            // what arrived during the one before); one that finds nothing new found a pause.
+            var quiet = false
+            for _ in 0..<16 where !quiet {
+                let before = frames
+                frames = try passive()
+                quiet = frames == before
+            }
+            // Under the writer's own lock no frame can arrive meanwhile, so this copies what is
+            // left (nothing after a pause; unless a reader still needs an old page) and the
+            // writer's next transaction restarts the log.
+            guard quiet || frames * pageSize >= policy.forceRestartBytes else { return }
+            try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+            counts.withLock { $0.restarts += 1 }
+        } catch {
+            // SQLITE_BUSY and friends: try again at the next interval.
+        }
+    }
+
+    /// A passive checkpoint from the thread's connection; returns the frames in the log when it
+    /// began (all copied unless a reader still needed an old page).
+    private func passive() throws -> Int {
+        let result = try connection.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+        if result.walFrameCount > 0 { counts.withLock { $0.background += 1 } }
+        return result.walFrameCount
+    }
+}
