@@ -116,24 +116,10 @@ func givensColumn(_ l: UnsafeMutablePointer<Double>, _ w: UnsafeMutablePointer<D
     }
 }
 
-/// `xᵀA⁻¹x = ‖L⁻¹x‖²` for `count` vectors of `n` values stored one after another in `x`, eight
-/// at a time in the lanes of one `SIMD8`. Each lane does exactly the operations of
-/// `forwardSubstitute` followed by the sum of squares, in the same order: element i of
-/// `L⁻¹x` is `(xᵢ + Σⱼ₍ⱼ₌₀…ᵢ₋₁₎ L[i,j]·(−zⱼ)) / L[i,i]` summed in ascending j there too (the
-/// column-oriented loop adds column j's term to every later element before column j + 1's).
-/// So every result equals the one-vector path bit for bit, while each entry of L is loaded once
-/// per eight vectors instead of once per vector (a probe's candidates share one factor).
-func inverseQuadraticForms(_ l: UnsafeBufferPointer<Double>, _ n: Int, _ x: UnsafeBufferPointer<Double>, _ count: Int,
-                           _ out: UnsafeMutableBufferPointer<Double>) {
-    guard count > 0 else { return }
-    guard n > 0 else {
-        for v in 0..<count { out[v] = 0 }
-        return
-    }
-    // L by rows: row i's entries L[i, 0…i] start at i(i + 1)/2. In the packed columns L[i, j + 1]
-    // comes n − j − 1 entries after L[i, j].
-    let rows = UnsafeMutableBufferPointer<Double>.allocate(capacity: n * (n + 1) / 2)
-    defer { rows.deallocate() }
+/// Copies the packed lower triangle (by columns) into `rows` by rows: row i's entries
+/// L[i, 0…i] start at i(i + 1)/2. In the packed columns L[i, j + 1] comes n − j − 1 entries
+/// after L[i, j].
+func rowMajorLower(_ l: UnsafeBufferPointer<Double>, _ n: Int, into rows: UnsafeMutableBufferPointer<Double>) {
     var r = 0
     for i in 0..<n {
         var c = i
@@ -142,6 +128,23 @@ func inverseQuadraticForms(_ l: UnsafeBufferPointer<Double>, _ n: Int, _ x: Unsa
             c += n - j - 1
         }
         r += i + 1
+    }
+}
+
+/// `xᵀA⁻¹x = ‖L⁻¹x‖²` for `count` vectors of `n` values stored one after another in `x`, eight
+/// at a time in the lanes of one `SIMD8`, with `rows` the factor by rows (`rowMajorLower`).
+/// Each lane does exactly the operations of `forwardSubstitute` followed by the sum of squares,
+/// in the same order: element i of `L⁻¹x` is `(xᵢ + Σⱼ₍ⱼ₌₀…ᵢ₋₁₎ L[i,j]·(−zⱼ)) / L[i,i]` summed in
+/// ascending j there too (the column-oriented loop adds column j's term to every later element
+/// before column j + 1's). So every result equals the one-vector path bit for bit, while each
+/// entry of L is loaded once per eight vectors instead of once per vector (a probe's
+/// candidates share one factor).
+func inverseQuadraticForms(rows: UnsafeBufferPointer<Double>, _ n: Int, _ x: UnsafeBufferPointer<Double>, _ count: Int,
+                           _ out: UnsafeMutableBufferPointer<Double>) {
+    guard count > 0 else { return }
+    guard n > 0 else {
+        for v in 0..<count { out[v] = 0 }
+        return
     }
     let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 * n * MemoryLayout<SIMD8<Double>>.stride,
                                                          alignment: MemoryLayout<SIMD8<Double>>.alignment)
@@ -158,10 +161,28 @@ func inverseQuadraticForms(_ l: UnsafeBufferPointer<Double>, _ n: Int, _ x: Unsa
     }
 }
 
+/// The same forms when L is diagonal (no evidence yet: the prior τI): each is Σᵢ (xᵢ / L[i,i])²
+/// in ascending i. Bit for bit the full kernel's result: there every off-diagonal term adds
+/// L[i,j]·(−zⱼ) = ±0 to a finite sum, which leaves it unchanged (at most the sign of a zero
+/// sum flips, and a zero's square is +0 either way).
+func diagonalQuadraticForms(diagonal: UnsafeBufferPointer<Double>, _ x: UnsafeBufferPointer<Double>, _ count: Int,
+                            _ out: UnsafeMutableBufferPointer<Double>) {
+    let n = diagonal.count
+    for v in 0..<count {
+        var sum = 0.0
+        let start = v * n
+        for i in 0..<n {
+            let z = x[start + i] / diagonal[i]
+            sum = sum + z * z
+        }
+        out[v] = sum
+    }
+}
+
 /// One group of `inverseQuadraticForms`: vectors `from…` in the lanes of `Lanes` (fewer when
 /// `count` ends first). Returns how many vectors it did.
 @inline(__always)
-private func quadraticFormGroup<Lanes: SIMD>(_: Lanes.Type, rows: UnsafeMutableBufferPointer<Double>, _ n: Int,
+private func quadraticFormGroup<Lanes: SIMD>(_: Lanes.Type, rows: UnsafeBufferPointer<Double>, _ n: Int,
                                              _ x: UnsafeBufferPointer<Double>, from v: Int, count: Int,
                                              _ out: UnsafeMutableBufferPointer<Double>,
                                              scratch: UnsafeMutableRawBufferPointer) -> Int where Lanes.Scalar == Double {

@@ -176,16 +176,7 @@ public struct CholeskyFactor: Sendable, Hashable {
     ///   bit for bit (the same operations in the same order).
     /// - Complexity: O(dimension² × count).
     public func inverseQuadraticForms(flat: [Double], count: Int) -> [Double] {
-        precondition(count >= 0 && flat.count == count * dimension,
-                     "Cholesky: \(flat.count) values are not \(count) vectors of \(dimension)")
-        var out = [Double](repeating: 0, count: count)
-        let n = dimension
-        packed.withUnsafeBufferPointer { l in
-            flat.withUnsafeBufferPointer { x in
-                out.withUnsafeMutableBufferPointer { SwipeRankNumerics.inverseQuadraticForms(l, n, x, count, $0) }
-            }
-        }
-        return out
+        InverseQuadraticForms(self).evaluate(flat: flat, count: count)
     }
 
     /// Replaces the factor of `A` by the factor of `A + x xᵀ`.

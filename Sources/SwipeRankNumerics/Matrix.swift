@@ -106,3 +106,32 @@ public struct Matrix: Sendable, Hashable, Codable {
         try storage.withUnsafeMutableBufferPointer(body)
     }
 }
+
+extension Matrix {
+    /// Rows of the matrix as `Double`, one after another with `stride` values each: row
+    /// `rows[i]` at `[i·stride ..< i·stride + columns]`, then zeros up to the stride (for the
+    /// caller's own values). What a deck's probe candidates need: their feature rows beside
+    /// values of the caller's.
+    ///
+    /// - Parameters:
+    ///   - rows: Row indices, each in `0..<self.rows`.
+    ///   - stride: Values per output row, ≥ `columns`.
+    /// - Returns: `rows.count × stride` values.
+    /// - Complexity: O(rows.count × stride).
+    public func rowsAsDouble(_ rows: [Int], stride: Int) -> [Double] {
+        precondition(stride >= columns, "rowsAsDouble: a stride of \(stride) is shorter than a row (\(columns))")
+        for row in rows { precondition(row >= 0 && row < self.rows, "rowsAsDouble: row \(row) is not in the matrix") }
+        let n = columns
+        // Every entry is written once: no zeroing first.
+        return [Double](unsafeUninitializedCapacity: rows.count * stride) { target, count in
+            storage.withUnsafeBufferPointer { source in
+                for (i, row) in rows.enumerated() {
+                    let from = row &* n, to = i &* stride
+                    for j in 0..<n { target.initializeElement(at: to &+ j, to: Double(source[from &+ j])) }
+                    for j in n..<stride { target.initializeElement(at: to &+ j, to: 0) }
+                }
+            }
+            count = rows.count * stride
+        }
+    }
+}

@@ -237,3 +237,18 @@ struct GramMatrixTests {
         }
     }
 }
+
+@Suite("Matrix rows as Double")
+struct RowsAsDoubleTests {
+    @Test("each listed row converted in place, zeros up to the stride", arguments: 0..<10)
+    func rows(seed: UInt64) {
+        var rng = SplitMix64(seed: 60 + seed)
+        let m = randomMatrix(rows: Int.random(in: 1...40, using: &rng), columns: Int.random(in: 0...20, using: &rng), using: &rng)
+        let rows = (0..<Int.random(in: 0...30, using: &rng)).map { _ in Int.random(in: 0..<m.rows, using: &rng) }
+        let stride = m.columns + Int.random(in: 0...3, using: &rng)
+        let out = m.rowsAsDouble(rows, stride: stride)
+        var reference: [Double] = []
+        for row in rows { reference += m.row(row).map(Double.init) + [Double](repeating: 0, count: stride - m.columns) }
+        #expect(out.map(\.bitPattern) == reference.map(\.bitPattern), "seed \(seed)")
+    }
+}

@@ -59,6 +59,43 @@ struct CholeskyTests {
         }
     }
 
+    @Test("a diagonal factor's forms (no evidence yet) equal the full solve bit for bit", arguments: 0..<12)
+    func diagonalQuadraticFormsAreExact(seed: UInt64) throws {
+        var rng = SplitMix64(seed: 700 + seed)
+        let n = Int.random(in: 1...64, using: &rng)
+        // The prior τI, and a diagonal with unequal entries.
+        let diagonal = (0..<n).map { _ in Double.random(in: 0.1...9, using: &rng) }
+        var square = [Double](repeating: 0, count: n * n)
+        for i in 0..<n { square[i * n + i] = diagonal[i] }
+        for factor in [CholeskyFactor(identityScaledBy: Double.random(in: 0.5...5, using: &rng), dimension: n),
+                       try CholeskyFactor(symmetric: square, dimension: n)] {
+            let forms = InverseQuadraticForms(factor)
+            // Zeros (±0) among the values, as one-hot features have.
+            let vectors = (0..<13).map { _ in
+                (0..<n).map { _ in [0.0, -0.0, Double.random(in: -4...4, using: &rng)][Int.random(in: 0..<3, using: &rng)] }
+            }
+            let single = vectors.map(factor.inverseQuadraticForm)
+            // Twice with one layout: a deck's probes share it.
+            for _ in 0..<2 {
+                #expect(forms.evaluate(flat: vectors.flatMap { $0 }, count: vectors.count).map(\.bitPattern) == single.map(\.bitPattern),
+                        "seed \(seed) n \(n)")
+            }
+        }
+    }
+
+    @Test("one layout serves many batches; a full factor's forms equal the full solve bit for bit", arguments: 0..<8)
+    func sharedLayout(seed: UInt64) throws {
+        var rng = SplitMix64(seed: 800 + seed)
+        let n = Int.random(in: 1...64, using: &rng)
+        let factor = try CholeskyFactor(symmetric: randomSPD(n, using: &rng), dimension: n)
+        let forms = InverseQuadraticForms(factor)
+        for count in [1, 12, 24, 48] {
+            let vectors = (0..<count).map { _ in (0..<n).map { _ in Double.random(in: -4...4, using: &rng) } }
+            #expect(forms.evaluate(flat: vectors.flatMap { $0 }, count: count).map(\.bitPattern)
+                    == vectors.map(factor.inverseQuadraticForm).map(\.bitPattern), "seed \(seed) count \(count)")
+        }
+    }
+
     @Test("a rank-1 update equals refactoring A + x xᵀ", arguments: 0..<15)
     func rankOne(seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)

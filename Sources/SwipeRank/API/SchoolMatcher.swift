@@ -45,7 +45,7 @@ public struct SchoolMatcher: Matcher {
         let columnIndex = Dictionary(uniqueKeysWithValues: schools.catalog.columns.enumerated().map { ($1.name, $0) })
         self.columnIndex = columnIndex
         self.namedWeightPlan = NamedWeight.schoolPlan(columnIndex: columnIndex)
-        self.explanationPlan = ExplanationPlan(catalog: schools.catalog, termNames: MatchStudent.termNames(termBasis))
+        self.explanationPlan = ExplanationPlan(schools: schools, termNames: MatchStudent.termNames(termBasis))
     }
 
     /// Resolves a profile against the catalog (majors, relative terms).

@@ -168,11 +168,12 @@ public struct PreferenceModel: Sendable, Codable, Equatable {
     /// - Complexity: O(D² × count).
     public func variances(along vectors: [[Double]]) -> [Double] { factor.inverseQuadraticForms(vectors) }
 
-    /// The posterior variances along `count` vectors stored one after another (D values each):
-    /// the same values as `variances(along:)`, computed several vectors at a time.
-    func variances(alongFlat vectors: [Double], count: Int) -> [Double] {
-        factor.inverseQuadraticForms(flat: vectors, count: count)
-    }
+    /// What computes posterior variances along many vectors (`InverseQuadraticForms`): built
+    /// once, it serves every batch of vectors while the model stays the same (a deck's probes),
+    /// each variance the same as `variance(along:)` bit for bit.
+    ///
+    /// - Complexity: O(D²).
+    var varianceForms: InverseQuadraticForms { InverseQuadraticForms(factor) }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case dimension, priorPrecision, offset, scale, priorMean, mean, factor

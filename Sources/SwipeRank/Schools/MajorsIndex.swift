@@ -38,6 +38,14 @@ public struct MajorsIndex: Sendable {
     /// offering of the code): `strongPrograms[row]`, so explaining a card never scans the
     /// thousands of offerings of a common major.
     public let strongPrograms: [Set<String>]
+    /// Every CIP code some school offers, numbered in byte order: a card asks "does this school
+    /// offer the student's major?" for each of its majors, and comparing small integers in a
+    /// short sorted list costs a fraction of hashing the code into a `Set<String>`.
+    let codeNumbers: [String: Int32]
+    /// `programs[row]` as code numbers, ascending.
+    let programNumbers: [[Int32]]
+    /// `strongPrograms[row]` as code numbers, ascending.
+    let strongProgramNumbers: [[Int32]]
 
     /// Builds the index.
     ///
@@ -119,6 +127,10 @@ public struct MajorsIndex: Sendable {
                 && (offering.completers ?? 0) >= thresholds[code] ?? .max { strong[offering.row].insert(code) }
         }
         self.strongPrograms = strong
+        let codeNumbers = Dictionary(uniqueKeysWithValues: Set(programs.joined()).sorted().enumerated().map { ($1, Int32($0)) })
+        self.codeNumbers = codeNumbers
+        programNumbers = programs.map { $0.map { codeNumbers[$0]! }.sorted() }
+        strongProgramNumbers = strong.map { $0.compactMap { codeNumbers[$0] }.sorted() }
         self.normalizedTitles = titles.map { (code: $0.key, padded: Array(" \(MajorsIndex.normalize($0.value)) ".utf8)) }
             .sorted { $0.code < $1.code }
     }
@@ -173,6 +185,16 @@ public struct MajorsIndex: Sendable {
             .compactMap { titles[$0.code] }.sorted().prefix(5)
         throw DataError(.unknownReference, source: "profile", field: "intended_majors",
                         detail: "unknown major \"\(DataError.truncated(query))\"" + (suggestions.isEmpty ? "" : "; did you mean: \(suggestions.joined(separator: "; "))?"))
+    }
+
+    /// Whether the ascending `numbers` hold `number` (binary search).
+    static func contains(_ numbers: [Int32], _ number: Int32) -> Bool {
+        var low = 0, high = numbers.count
+        while low < high {
+            let mid = (low + high) / 2
+            if numbers[mid] < number { low = mid + 1 } else { high = mid }
+        }
+        return low < numbers.count && numbers[low] == number
     }
 
     static func normalize(_ text: String) -> String {

@@ -44,6 +44,11 @@ public struct MatchStudent: MatchedStudent {
     public let terms: RelativeTerms
     /// Miles from home to each school; empty without a home.
     public let distances: [Float]
+    /// Per major, "Strong <label> program" and "Offers <label>": written once per student, not
+    /// per card.
+    let majorSentences: [(strong: String, offers: String)]
+    /// Per major, its CIP codes as `MajorsIndex` code numbers (codes no school offers left out).
+    let majorNumbers: [[Int32]]
 
     /// The preferred maximum distance when the student has a home.
     public var preferredDistanceMiles: Double? { profile.home == nil ? nil : profile.maxDistanceMiles }
@@ -61,6 +66,8 @@ public struct MatchStudent: MatchedStudent {
         var majors: [MajorsIndex.ResolvedMajor] = []
         for text in profile.intendedMajors { majors.append(try schools.majors.resolve(text)) }
         self.majors = majors
+        majorSentences = majors.map { ("Strong \($0.label) program", "Offers \($0.label)") }
+        majorNumbers = majors.map { $0.cipCodes.compactMap { schools.majors.codeNumbers[$0] } }
         let n = schools.catalog.count
         let names = MatchStudent.termNames(basis)
         let expanded = basis == .expanded
@@ -119,7 +126,21 @@ public struct MatchStudent: MatchedStudent {
     ///   - schools: The catalog.
     /// - Returns: Labels of offered majors.
     public func matchedMajors(row: Int, schools: SchoolCatalog) -> [String] {
-        majors.filter { major in major.cipCodes.contains { schools.majors.programs[row].contains($0) } }.map(\.label)
+        var labels: [String] = []
+        for m in majors.indices where offers(major: m, row: row, schools: schools) { labels.append(majors[m].label) }
+        return labels
+    }
+
+    /// Whether school `row` offers the student's major `m` (one of its CIP codes).
+    func offers(major m: Int, row: Int, schools: SchoolCatalog) -> Bool {
+        let offered = schools.majors.programNumbers[row]
+        return majorNumbers[m].contains { MajorsIndex.contains(offered, $0) }
+    }
+
+    /// Whether one of major `m`'s programs is among school `row`'s strong ones.
+    func isStrong(major m: Int, row: Int, schools: SchoolCatalog) -> Bool {
+        let strong = schools.majors.strongProgramNumbers[row]
+        return majorNumbers[m].contains { MajorsIndex.contains(strong, $0) }
     }
 }
 

@@ -28,19 +28,31 @@ extension SchoolMatcher {
     /// - Complexity: O(d + k).
     public func explanations(row: Int, student: MatchStudent, weights: PreferenceWeights) -> [String] {
         let plan = explanationPlan
+        let groupCount = plan.names.count
+        precondition(schools.catalog.groups.count + student.terms.names.count == groupCount,
+                     "explanations: a student resolved under another term basis")
         var values = schools.catalog.groupContributions(row: row, weights: weights, terms: student.terms)
-        precondition(values.count == plan.names.count, "explanations: a student resolved under another term basis")
         // The expanded basis's extra terms explain as the term they reshape.
         for (extra, base) in plan.merged {
             values[base] += values[extra]
             values[extra] = -.infinity
         }
-        let names = plan.names
-        let ranked = values.indices.filter { values[$0] >= SchoolMatcher.explanationThreshold }
-            .sorted { values[$0] > values[$1] || (values[$0] == values[$1] && names[$0] < names[$1]) }
+        // The reasons picked best first one at a time (a few picks earn three sentences): the
+        // order of sorting them all, without sorting them all.
         var result: [String] = []
-        for group in ranked where result.count < 3 {
-            guard let kind = plan.kinds[group] else { continue }
+        result.reserveCapacity(3)
+        while result.count < 3 {
+            // The best remaining group at or above the threshold (NaN never is): higher value,
+            // then the name first in byte order.
+            var best = -1
+            for g in 0..<groupCount where values[g] >= SchoolMatcher.explanationThreshold {
+                if best < 0 || values[g] > values[best] || (values[g] == values[best] && plan.nameRank[g] < plan.nameRank[best]) {
+                    best = g
+                }
+            }
+            guard best >= 0 else { break }
+            values[best] = -.infinity
+            guard let kind = plan.kinds[best] else { continue }
             if let sentence = explanation(kind, row: row, student: student, weights: weights) {
                 result.append(sentence)
             }
@@ -53,70 +65,56 @@ extension SchoolMatcher {
         return schools.catalog.numericValues[attribute][row]
     }
 
-    private func text(_ attribute: Int?, _ row: Int) -> String {
-        guard let attribute else { return "" }
-        return schools.catalog.textValues[attribute][row]
-    }
-
     private func explanation(_ kind: ExplanationPlan.Kind, row: Int, student: MatchStudent, weights: PreferenceWeights) -> String? {
         let profile = student.profile
         let plan = explanationPlan
+        let school = plan.sentences
         switch kind {
         case .majorFit:
-            let offered = student.majors.filter { $0.cipCodes.contains { schools.majors.programs[row].contains($0) } }
-            guard let first = offered.first else { return nil }
-            let strongCodes = schools.majors.strongPrograms[row]
-            let strong = offered.first { major in major.cipCodes.contains { strongCodes.contains($0) } }
-            if let strong { return "Strong \(strong.label) program" }
-            return offered.count > 1 ? "Offers \(first.label) and \(offered.count - 1) more of your majors" : "Offers \(first.label)"
+            // The student's majors that the school offers, in the student's order; the first
+            // strong one is named, else the first offered.
+            var first = -1, offered = 0
+            for m in student.majors.indices where student.offers(major: m, row: row, schools: schools) {
+                if student.isStrong(major: m, row: row, schools: schools) { return student.majorSentences[m].strong }
+                if first < 0 { first = m }
+                offered += 1
+            }
+            guard first >= 0 else { return nil }
+            return offered > 1 ? "Offers \(student.majors[first].label) and \(offered - 1) more of your majors"
+                : student.majorSentences[first].offers
         case .budget:
             guard let budget = profile.annualBudget,
                   let cost = schools.estimatedCost(row: row, homeState: profile.homeState) else { return nil }
-            return cost <= budget ? "Within your budget (\(dollars(cost))/yr)" : "Close to your budget (\(dollars(cost))/yr)"
+            let sentences = schools.states[row] == profile.homeState ? school.budgetInState[row] : school.budgetOutOfState[row]
+            return cost <= budget ? sentences.within : sentences.close
         case .distance:
             guard row < student.distances.count else { return nil }
             let d = Double(student.distances[row])
-            return d <= profile.maxDistanceMiles ? "Close to home (\(whole(d)) mi)"
-                : "Just beyond your range (\(whole(d)) mi)"
+            return d <= profile.maxDistanceMiles ? SentenceText.compose("Close to home (", whole: d, " mi)")
+                : SentenceText.compose("Just beyond your range (", whole: d, " mi)")
         case .academicFit:
             guard let sat = profile.sat, let s = number(plan.satAverage, row) else { return nil }
-            return "Strong academic fit (average SAT \(whole(s)), yours \(whole(sat)))"
+            return SentenceText.compose("Strong academic fit (average SAT ", whole: s, ", yours ", whole: sat, ")")
         case .selectivity:
-            guard let rate = number(plan.admissionRate, row) else { return nil }
-            return "Selective: admits \(percent(rate))"
+            return school.selectivity[row]
         case .academics:
-            guard let s = number(plan.satAverage, row) else { return nil }
-            return "Academically strong (average SAT \(whole(s)))"
+            return school.academics[row]
         case .size:
-            guard let n = number(plan.enrollment, row) else { return nil }
-            let band = n < 5000 ? StudentProfile.SizePreference.small : n < 15000 ? .medium : .large
-            if band == profile.sizePreference { return "Perfect size match (\(grouped(n)) undergrads)" }
-            switch band {
-            case .small: return "Small school (\(grouped(n)) undergrads)"
-            case .medium: return "Mid-sized school (\(grouped(n)) undergrads)"
-            default: return "Large school (\(grouped(n)) undergrads)"
-            }
+            guard let band = school.sizeBand[row] else { return nil }
+            return band == profile.sizePreference ? school.sizePerfect[row] : school.sizeOther[row]
         case .outcomes:
-            guard let rate = number(plan.completionRate, row) else { return nil }
-            return "High graduation rate (\(percent(rate)))"
+            return school.outcomes[row]
         case .earnings:
-            guard let e = number(plan.medianEarnings, row) else { return nil }
-            return "Strong graduate earnings (\(dollars(e)) median)"
+            return school.earnings[row]
         case .cost:
-            guard let p = number(plan.netPrice, row) else { return nil }
-            return "Low net price (\(dollars(p))/yr)"
+            return school.netPrice[row]
         case .control:
-            switch text(plan.control, row) {
-            case "public": return "Public university"
-            case "private_nonprofit": return "Private nonprofit college"
-            default: return nil
-            }
+            return school.control[row]
         case .setting:
-            // The sentence depends on the school alone: written once per catalog.
-            let sentence = plan.settingSentences[row]
+            let sentence = school.setting[row]
             return sentence.isEmpty ? nil : sentence
         case .region:
-            return plan.regionSentences[row]
+            return school.region[row]
         case .programs:
             // The family whose share contributes most (ties to the first column, as `max(by:)`).
             let features = schools.catalog.features
@@ -127,23 +125,87 @@ extension SchoolMatcher {
                 if best < 0 || bestValue < value { (best, bestValue) = (i, value) }
             }
             guard best >= 0, bestValue > 0 else { return nil }
-            let share = Double(features[row, plan.programColumns[best]])
-            return "Big \(plan.programNames[best]) department (\(percent(share)) of graduates)"
+            return plan.programSentence(family: best, share: Double(features[row, plan.programColumns[best]]))
         }
     }
+}
 
-    private func percent(_ x: Double) -> String { "\(whole(x * 100))%" }
-    private func dollars(_ x: Double) -> String { "$" + grouped(x) }
+/// Sentences of the school explanations that depend on the school alone (or on whether the
+/// student lives in its state), written once per catalog with the same formatting a card used
+/// to run for every explanation: a deck explains about thirty reasons, and building each
+/// sentence anew was a sixth of a deck's instructions.
+struct SchoolSentences: Sendable {
+    /// "Selective: admits 5%", nil without an admission rate.
+    let selectivity: [String?]
+    /// "Academically strong (average SAT 1500)".
+    let academics: [String?]
+    /// The school's size band, and its sentence when the student prefers that size or not.
+    let sizeBand: [StudentProfile.SizePreference?]
+    let sizePerfect: [String?]
+    let sizeOther: [String?]
+    /// "High graduation rate (97%)".
+    let outcomes: [String?]
+    /// "Strong graduate earnings ($90,000 median)".
+    let earnings: [String?]
+    /// "Low net price ($12,000/yr)".
+    let netPrice: [String?]
+    /// "Public university", "Private nonprofit college", or nil.
+    let control: [String?]
+    /// "City setting (large)", or empty without a locale.
+    let setting: [String]
+    /// "In the New England region".
+    let region: [String]
+    /// "Within your budget ($X/yr)" and "Close to your budget ($X/yr)" at the in-state cost…
+    let budgetInState: [(within: String?, close: String?)]
+    /// …and at the out-of-state cost.
+    let budgetOutOfState: [(within: String?, close: String?)]
+}
+
+/// Writes sentences that mix literal text with whole numbers into one string reserved at its
+/// final size (one allocation, where interpolation grows its buffer several times).
+enum SentenceText {
+    /// `prefix` + `x` as a whole number + `suffix`.
+    static func compose(_ prefix: String, whole x: Double, _ suffix: String) -> String {
+        let number = wholeText(x)
+        var text = ""
+        text.reserveCapacity(prefix.utf8.count + number.utf8.count + suffix.utf8.count)
+        text += prefix
+        text += number
+        text += suffix
+        return text
+    }
+
+    /// `prefix` + `x` + `middle` + `y` + `suffix`, the numbers whole.
+    static func compose(_ prefix: String, whole x: Double, _ middle: String, whole y: Double, _ suffix: String) -> String {
+        let first = wholeText(x), second = wholeText(y)
+        var text = ""
+        text.reserveCapacity(prefix.utf8.count + first.utf8.count + middle.utf8.count + second.utf8.count + suffix.utf8.count)
+        text += prefix
+        text += first
+        text += middle
+        text += second
+        text += suffix
+        return text
+    }
+
     /// A value as a whole number; one too large for `Int` (a catalog may hold any finite
     /// number) in scientific notation instead of trapping.
-    private func whole(_ x: Double) -> String {
-        abs(x) < 1e15 ? String(Int(x.rounded())) : String(format: "%.3g", x)
+    static func wholeText(_ x: Double) -> String {
+        wholeNumber(x).map { String($0) } ?? String(format: "%.3g", x)
     }
-    /// A whole number with thousands separators ("12,345"); written byte by byte, since this runs
-    /// for most cards of every deck.
-    private func grouped(_ x: Double) -> String {
-        guard abs(x) < 1e15 else { return String(format: "%.3g", x) }
-        let n = Int(x.rounded())
+
+    /// `x` rounded, when it is small enough to print as an integer.
+    @inline(__always)
+    static func wholeNumber(_ x: Double) -> Int? { abs(x) < 1e15 ? Int(x.rounded()) : nil }
+}
+
+/// How explanations print numbers (used when a catalog's sentences are written).
+enum SchoolFormat {
+    static func percent(_ x: Double) -> String { "\(SentenceText.wholeText(x * 100))%" }
+    static func dollars(_ x: Double) -> String { "$" + grouped(x) }
+    /// A whole number with thousands separators ("12,345").
+    static func grouped(_ x: Double) -> String {
+        guard let n = SentenceText.wholeNumber(x) else { return String(format: "%.3g", x) }
         var magnitude = n.magnitude
         var reversed: [UInt8] = []
         reversed.reserveCapacity(24)
@@ -170,23 +232,29 @@ struct ExplanationPlan: Sendable {
 
     /// The catalog's groups, then the term names.
     let names: [String]
+    /// Per entry of `names`, its place in byte order of the names (ties between equal values
+    /// go to the name first in that order).
+    let nameRank: [Int]
     /// Per entry of `names`, its sentence kind (nil: never explained).
     let kinds: [Kind?]
     /// (extra term, term it explains as), as indices into `names`.
     let merged: [(Int, Int)]
-    let satAverage: Int?, admissionRate: Int?, enrollment: Int?, completionRate: Int?, medianEarnings: Int?, netPrice: Int?
-    let control: Int?
-    /// Per school: "City setting (large)", or empty without a locale.
-    let settingSentences: [String]
-    /// Per school: "In the New England region".
-    let regionSentences: [String]
+    let satAverage: Int?
+    /// The sentences that depend on the school alone.
+    let sentences: SchoolSentences
     /// The `programs` columns and the display name of each one's CIP family.
     let programColumns: [Int]
     let programNames: [String]
+    /// Per program family, "Big … department (p% of graduates)" for p = 0…100.
+    let programSentences: [[String]]
 
-    init(catalog: Catalog, termNames: [String]) {
+    init(schools: SchoolCatalog, termNames: [String]) {
+        let catalog = schools.catalog
         let names = catalog.groups + termNames
         self.names = names
+        var nameRank = [Int](repeating: 0, count: names.count)
+        for (rank, index) in names.indices.sorted(by: { (names[$0], $0) < (names[$1], $1) }).enumerated() { nameRank[index] = rank }
+        self.nameRank = nameRank
         let byName: [String: Kind] = [
             "major_fit": .majorFit, "budget": .budget, "distance": .distance, "academic_fit": .academicFit,
             "selectivity": .selectivity, "academics": .academics, "size": .size, "outcomes": .outcomes,
@@ -199,24 +267,69 @@ struct ExplanationPlan: Sendable {
             return (e, b)
         }
         satAverage = catalog.numericAttribute(named: "sat_avg")
-        admissionRate = catalog.numericAttribute(named: "admission_rate")
-        enrollment = catalog.numericAttribute(named: "undergrad_enrollment")
-        completionRate = catalog.numericAttribute(named: "completion_rate")
-        medianEarnings = catalog.numericAttribute(named: "median_earnings")
-        netPrice = catalog.numericAttribute(named: "net_price")
-        control = catalog.textAttribute(named: "control")
-        let locales = catalog.textAttribute(named: "locale").map { catalog.textValues[$0] } ?? Array(repeating: "", count: catalog.count)
-        settingSentences = locales.map { locale in
-            guard !locale.isEmpty else { return "" }
-            let parts = locale.split(separator: "_")
-            return "\(parts[0].capitalized) setting (\(parts.dropFirst().joined(separator: " ")))"
-        }
-        let regions = catalog.textAttribute(named: "region").map { catalog.textValues[$0] } ?? Array(repeating: "", count: catalog.count)
-        regionSentences = regions.map { "In the \($0.split(separator: "_").map(\.capitalized).joined(separator: " ")) region" }
         programColumns = catalog.columns.indices.filter { catalog.columns[$0].group == "programs" }
         programNames = programColumns.map { column in
             let family = String(catalog.columns[column].name.dropFirst("programs_".count))
             return SchoolMatcher.familyNames[family] ?? "CIP \(family)"
         }
+        programSentences = programNames.map { name in
+            (0...100).map { "Big \(name) department (\($0)% of graduates)" }
+        }
+        sentences = SchoolSentences(schools: schools)
+    }
+
+    /// "Big … department (p% of graduates)" for a family's share of graduates.
+    func programSentence(family: Int, share: Double) -> String {
+        if let p = SentenceText.wholeNumber(share * 100), (0...100).contains(p) { return programSentences[family][p] }
+        return "Big \(programNames[family]) department (\(SchoolFormat.percent(share)) of graduates)"
+    }
+}
+
+extension SchoolSentences {
+    init(schools: SchoolCatalog) {
+        let catalog = schools.catalog
+        let n = catalog.count
+        func numbers(_ name: String) -> [Double?] {
+            catalog.numericAttribute(named: name).map { catalog.numericValues[$0] } ?? [Double?](repeating: nil, count: n)
+        }
+        func texts(_ name: String) -> [String] {
+            catalog.textAttribute(named: name).map { catalog.textValues[$0] } ?? [String](repeating: "", count: n)
+        }
+        selectivity = numbers("admission_rate").map { $0.map { "Selective: admits \(SchoolFormat.percent($0))" } }
+        academics = numbers("sat_avg").map { $0.map { "Academically strong (average SAT \(SentenceText.wholeText($0)))" } }
+        let enrollment = numbers("undergrad_enrollment")
+        sizeBand = enrollment.map { $0.map { $0 < 5000 ? .small : $0 < 15000 ? .medium : .large } }
+        sizePerfect = enrollment.map { $0.map { "Perfect size match (\(SchoolFormat.grouped($0)) undergrads)" } }
+        sizeOther = enrollment.map { value in
+            value.map { n in
+                let count = SchoolFormat.grouped(n)
+                if n < 5000 { return "Small school (\(count) undergrads)" }
+                return n < 15000 ? "Mid-sized school (\(count) undergrads)" : "Large school (\(count) undergrads)"
+            }
+        }
+        outcomes = numbers("completion_rate").map { $0.map { "High graduation rate (\(SchoolFormat.percent($0)))" } }
+        earnings = numbers("median_earnings").map { $0.map { "Strong graduate earnings (\(SchoolFormat.dollars($0)) median)" } }
+        netPrice = numbers("net_price").map { $0.map { "Low net price (\(SchoolFormat.dollars($0))/yr)" } }
+        control = texts("control").map { value in
+            switch value {
+            case "public": "Public university"
+            case "private_nonprofit": "Private nonprofit college"
+            default: nil
+            }
+        }
+        setting = texts("locale").map { locale in
+            guard !locale.isEmpty else { return "" }
+            let parts = locale.split(separator: "_")
+            return "\(parts[0].capitalized) setting (\(parts.dropFirst().joined(separator: " ")))"
+        }
+        region = texts("region").map { "In the \($0.split(separator: "_").map(\.capitalized).joined(separator: " ")) region" }
+        func budget(_ cost: Double?) -> (within: String?, close: String?) {
+            guard let cost else { return (nil, nil) }
+            let dollars = SchoolFormat.dollars(cost)
+            return ("Within your budget (\(dollars)/yr)", "Close to your budget (\(dollars)/yr)")
+        }
+        budgetInState = (0..<n).map { budget(schools.estimatedCost(row: $0, homeState: schools.states[$0])) }
+        // No home state matches a school's state when the state is unknown.
+        budgetOutOfState = (0..<n).map { budget(schools.estimatedCost(row: $0, homeState: schools.states[$0] + "\u{0}")) }
     }
 }

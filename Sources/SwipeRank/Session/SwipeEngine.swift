@@ -380,21 +380,20 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         return z
     }
 
-    /// Appends the combined vector of `row` to `vectors` (what `combinedVector(row:student:)`
-    /// returns, without an array per row).
-    @inline(__always)
-    func appendCombinedVector(row: Int, student: M.Student, to vectors: inout [Double]) {
+    /// The learning vectors of `rows` one after another (`modelDimension` values each): what a
+    /// deck's probe candidates need, written into one buffer.
+    ///
+    /// - Complexity: O(rows.count × D).
+    func learningVectors(rows: [Int], student: M.Student) -> [Double] {
         let catalog = matcher.catalog
-        let d = catalog.dimension
-        for j in 0..<d { vectors.append(Double(catalog.features[row, j])) }
-        for k in 0..<student.terms.names.count { vectors.append(Double(student.terms[term: k, item: row])) }
-    }
-
-    /// Appends the learning vector of `row` (`learningVector(row:student:)`) to `vectors`.
-    @inline(__always)
-    func appendLearningVector(row: Int, student: M.Student, to vectors: inout [Double]) {
-        appendCombinedVector(row: row, student: student, to: &vectors)
-        if configuration.studentBias { vectors.append(1) }
+        let d = catalog.dimension, k = student.terms.names.count, dimension = modelDimension
+        var vectors = catalog.features.rowsAsDouble(rows, stride: dimension)
+        for (i, row) in rows.enumerated() {
+            let base = i * dimension + d
+            for t in 0..<k { vectors[base + t] = Double(student.terms[term: t, item: row]) }
+            if configuration.studentBias { vectors[base + k] = 1 }
+        }
+        return vectors
     }
 }
 

@@ -89,9 +89,10 @@ public struct SwipeSession<M: Matcher>: Sendable {
     var events: [SessionEvent] = []
     /// The state a session restored from a version-1 snapshot started from (nil otherwise).
     var checkpoint: SessionCheckpoint?
-    /// Per catalog row, its pool (band index, or 0 when not banded): fixed for the student, so
-    /// computed once instead of per row in every batch.
-    let rowPools: [Int8]
+    /// Per catalog row, its pool (band index, or 0 when not banded) while it may still be
+    /// served, −1 once served or judged: the bands are fixed for the student, so computed once,
+    /// and a row leaves when it is served instead of every batch marking every served card.
+    var unseenPools: [Int8]
 
     init(engine: SwipeEngine<M>, studentID: String, profile: M.Profile, seed: UInt64) throws(DataError) {
         guard studentID.utf8.count <= SwipeSession.maxIDLength else {
@@ -112,9 +113,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
         regionShown = [Bool](repeating: false, count: engine.regions.names.count)
         if let preferred = student.preferredDistanceMiles, engine.configuration.geographicMixing {
             let expansion = engine.configuration.expansion
-            rowPools = student.distances.map { Int8(GeoBand.band(distance: $0, preferred: preferred, expansion: expansion).index) }
+            unseenPools = student.distances.map { Int8(GeoBand.band(distance: $0, preferred: preferred, expansion: expansion).index) }
         } else {
-            rowPools = [Int8](repeating: 0, count: engine.matcher.catalog.count)
+            unseenPools = [Int8](repeating: 0, count: engine.matcher.catalog.count)
         }
     }
 
@@ -122,7 +123,13 @@ public struct SwipeSession<M: Matcher>: Sendable {
     var isBanded: Bool { student.preferredDistanceMiles != nil && engine.configuration.geographicMixing }
 
     /// The pool (band index 0…2, or 0 when not banded) of a catalog row.
-    func poolIndex(row: Int) -> Int { Int(rowPools[row]) }
+    func poolIndex(row: Int) -> Int {
+        guard let preferred = student.preferredDistanceMiles, engine.configuration.geographicMixing else { return 0 }
+        return GeoBand.band(distance: student.distances[row], preferred: preferred, expansion: engine.configuration.expansion).index
+    }
+
+    /// Takes a served or judged row out of the unseen pools.
+    mutating func markUnseenRemoved(row: Int) { unseenPools[row] = -1 }
 
     /// The current weights (the posterior mean).
     public var weights: PreferenceWeights {
@@ -178,9 +185,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
             : [GeoBand?](repeating: nil, count: wanted)
         var cards: [Recommendation] = []
         cards.reserveCapacity(wanted)
-        // The posterior is fixed within a deck, so a card in the windows of two probes of one
-        // band has one variance: computed once.
-        var variances = [Int: Double](minimumCapacity: 64)
+        // The posterior is fixed within a deck: the factor is laid out once for all its probes,
+        // and a card in the windows of two probes of one band has one variance, computed once.
+        var variances = DeckVariances()
         for planned in plan {
             let position = served.count + 1
             // Backfill: the planned band, else the next ones in cyclic order.
@@ -202,6 +209,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
             served.append(ServedCard(position: position, row: row, cardID: catalog.ids[row], band: band, isProbe: isProbe,
                                      propensity: propensity, predictedMatch: card.matchScore, action: nil))
             servedIndexByRow[row] = served.count - 1
+            markUnseenRemoved(row: row)
             if band != nil { bandServed[p] += 1 }
             markShown(row: row)
             cards.append(card)
@@ -221,7 +229,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// by the pool's score), one drawn ∝ exp(variance / T). `variances` holds the variances
     /// this deck has computed (by row), and gets the new ones.
     mutating func drawProbe(pool p: Int, batch: BatchPools<M>, raw: [Float],
-                            variances known: inout [Int: Double]) -> (row: Int, propensity: Double) {
+                            variances known: inout DeckVariances) -> (row: Int, propensity: Double) {
         let (window, temperature) = engine.probes.exploration(for: phase)
         let candidates: [Int]
         switch engine.configuration.probeCandidates {
@@ -241,12 +249,19 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // A plain loop: a closure here copied the student (all its arrays) once per candidate.
         // Each variance is computed exactly as in one call for all candidates (the kernel does
         // every vector's operations in the same order), so skipping known ones changes no bit.
-        let missing = candidates.filter { known[$0] == nil }
-        var vectors: [Double] = []
-        vectors.reserveCapacity(missing.count * model.dimension)
-        for row in missing { engine.appendLearningVector(row: row, student: student, to: &vectors) }
-        for (row, variance) in zip(missing, model.variances(alongFlat: vectors, count: missing.count)) { known[row] = variance }
-        let variances = candidates.map { known[$0]! }
+        if known.byRow.isEmpty {
+            known.forms = model.varianceForms
+            known.byRow = [Double](repeating: .nan, count: engine.matcher.catalog.count)
+        }
+        // A variance is never NaN (finite vectors, a valid factor): NaN marks "not computed".
+        let missing = candidates.filter { known.byRow[$0].isNaN }
+        if !missing.isEmpty {
+            let vectors = engine.learningVectors(rows: missing, student: student)
+            for (row, variance) in zip(missing, known.forms!.evaluate(flat: vectors, count: missing.count)) {
+                known.byRow[row] = variance
+            }
+        }
+        let variances = candidates.map { known.byRow[$0] }
         let (index, propensity) = ProbeScheduler.draw(uncertainties: variances, temperature: temperature, using: &rng)
         return (candidates[index], propensity)
     }
@@ -347,7 +362,10 @@ public struct SwipeSession<M: Matcher>: Sendable {
             throw SwipeError(.numerical, "judgement \(swipe.swipeID): \(error.description)")
         }
         swipes[swipe.swipeID] = swipe
-        if servedIndexByRow[row] == nil { judgedRows.insert(row) }
+        if servedIndexByRow[row] == nil {
+            judgedRows.insert(row)
+            markUnseenRemoved(row: row)
+        }
         totalSwipes += 1
         events.append(.judged(swipe, weight: weight))
         return SwipeResult(outcome: .recorded, learningState: learningState, totalSwipes: totalSwipes, feedback: nil)
@@ -430,6 +448,14 @@ public struct SwipeSession<M: Matcher>: Sendable {
     }
 }
 
+/// The posterior variances one deck has computed, by row, and the model's factor laid out for
+/// computing more (built by the first probe that needs it).
+struct DeckVariances {
+    var forms: InverseQuadraticForms?
+    /// Per catalog row, its variance, NaN until computed (empty until the first probe).
+    var byRow: [Double] = []
+}
+
 /// One batch's view of the unseen cards: per pool, the best rows by pool score (ties to the
 /// lower row), selected once per batch, and what the batch has taken so far. The pool score is
 /// the raw score, plus `discoveryNoveltyBonus` for discovery cards from regions not shown yet
@@ -444,37 +470,34 @@ struct BatchPools<M: Matcher> {
     var poolOfRow: [Int8]
 
     init(session: SwipeSession<M>, raw: [Float], count: Int) {
-        let n = raw.count
         let pools = session.isBanded ? 3 : 1
-        var poolOfRow = session.rowPools
-        // By index: a `for card in` copies each card, retaining and releasing its id.
-        for i in session.served.indices { poolOfRow[session.served[i].row] = -1 }
-        for row in session.judgedRows { poolOfRow[row] = -1 }
-        let bonus = session.engine.configuration.discoveryNoveltyBonus
+        let poolOfRow = session.unseenPools
+        // Enough of each pool's best for every slot of the batch. A slot takes the best untaken
+        // card of its pool, and a plausibly good probe draws from the `window` best untaken ones;
+        // the batch has taken at most count − 1 cards before any slot, so count + window rows
+        // always hold both. Boundary probes draw from the whole pool, not from these lists, which
+        // then serve the plain slots only: twice the batch, as before.
+        let keep: Int
+        switch session.engine.configuration.probeCandidates {
+        case .plausiblyGood: keep = count + session.engine.probes.exploration(for: session.phase).window
+        case .boundary: keep = 2 * count
+        }
+        // Each pool ranks by its score: the raw score, plus the novelty bonus for discovery
+        // cards from regions not shown yet.
+        var poolScores = raw
         let regions = session.engine.regions
-        let novelty = pools == 3 ? GeoBand.discovery.index : -1
-        // Probes may take some of the best, so twice the batch is enough for the deck's own picks;
-        // a plausibly good probe's window comes from the same lists, after what this batch took.
-        var keep = 2 * count
-        if session.engine.configuration.probeCandidates == .plausiblyGood {
-            keep += session.engine.probes.exploration(for: session.phase).window
-        }
-        // One pass: each pool keeps its `keep` best so far by the score it ranks by (the raw
-        // score plus any novelty bonus), the worst on top; rows come in ascending order, so an
-        // equal score never displaces an earlier row — the order of a stable descending sort.
-        var remaining = [Int](repeating: 0, count: pools)
-        var heaps = [PoolSelection](repeating: PoolSelection(capacity: keep), count: pools)
-        for row in 0..<n {
-            let p = Int(poolOfRow[row])
-            guard p >= 0 else { continue }
-            remaining[p] += 1
-            var score = raw[row]
-            if p == novelty, let region = regions.code(row: row), !session.regionShown[region] {
-                score = raw[row] + bonus
+        if pools == 3, !regions.codeOfRow.isEmpty, session.regionShown.contains(false) {
+            let bonus = session.engine.configuration.discoveryNoveltyBonus
+            let novelty = Int8(GeoBand.discovery.index)
+            for row in poolScores.indices where poolOfRow[row] == novelty && !session.regionShown[Int(regions.codeOfRow[row])] {
+                poolScores[row] = raw[row] + bonus
             }
-            heaps[p].offer(score: score, row: row)
         }
-        self.best = heaps.map { $0.rowsBestFirst() }
+        var selector = GroupedTopKSelector()
+        var best: [[Int]] = []
+        var remaining: [Int] = []
+        selector.select(k: keep, from: poolScores, groups: poolOfRow, groupCount: pools, into: &best, counts: &remaining)
+        self.best = best
         self.cursor = [Int](repeating: 0, count: pools)
         self.remaining = remaining
         self.poolOfRow = poolOfRow
@@ -511,77 +534,6 @@ struct BatchPools<M: Matcher> {
         let code = Int8(p)
         for row in poolOfRow.indices where poolOfRow[row] == code { rows.append(row) }
         return rows
-    }
-}
-
-/// The `capacity` best (score, row) pairs offered, rows in ascending order: a bounded heap with
-/// the worst kept pair on top. Best first means higher score, then lower row (a stable
-/// descending sort's order, as `TopKSelector`); NaN scores are never kept.
-struct PoolSelection {
-    /// (score, row) pairs in heap order: the worst kept pair first.
-    private var kept: [(score: Float, row: Int)] = []
-    let capacity: Int
-
-    init(capacity: Int) {
-        self.capacity = capacity
-        kept.reserveCapacity(capacity)
-    }
-
-    /// Whether a ranks below b.
-    @inline(__always)
-    private static func worse(_ a: (score: Float, row: Int), _ b: (score: Float, row: Int)) -> Bool {
-        a.score < b.score || (a.score == b.score && a.row > b.row)
-    }
-
-    /// Offers a row; rows must come in ascending order.
-    ///
-    /// - Complexity: O(1) when it is not among the best so far, O(log capacity) otherwise.
-    @inline(__always)
-    mutating func offer(score: Float, row: Int) {
-        guard !score.isNaN, capacity > 0 else { return }
-        if kept.count < capacity {
-            kept.append((score, row))
-            siftUp(kept.count - 1)
-        } else if score > kept[0].score {
-            // An equal score arrives with a higher row: it ranks below the kept one.
-            kept[0] = (score, row)
-            siftDown(0)
-        }
-    }
-
-    private mutating func siftUp(_ start: Int) {
-        var i = start
-        let item = kept[i]
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard Self.worse(item, kept[parent]) else { break }
-            kept[i] = kept[parent]
-            i = parent
-        }
-        kept[i] = item
-    }
-
-    private mutating func siftDown(_ start: Int) {
-        var i = start
-        let item = kept[i]
-        let n = kept.count
-        while true {
-            let l = 2 * i + 1
-            guard l < n else { break }
-            let r = l + 1
-            let child = r < n && Self.worse(kept[r], kept[l]) ? r : l
-            guard Self.worse(kept[child], item) else { break }
-            kept[i] = kept[child]
-            i = child
-        }
-        kept[i] = item
-    }
-
-    /// The kept rows, best first.
-    ///
-    /// - Complexity: O(capacity log capacity).
-    func rowsBestFirst() -> [Int] {
-        kept.sorted { Self.worse($1, $0) }.map(\.row)
     }
 }
 
