@@ -92,20 +92,21 @@ func buildParts<M: ServableMatcher>(
     let buckets = TokenBuckets(capacity: configuration.rateLimitPerHour, period: 3_600)
     let box = ResponderBox()
     let table = RouteTable()
+    let verified = VerifiedTokens()
 
     let router = Router(context: SwipeRankRequestContext.self)
     router.add(middleware: RequestMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware<SwipeRankRequestContext>(routes: table, requestID: { $0.requestID }))
     PublicController(service: service, metrics: metrics).addRoutes(to: router, table: table)
     let student = router.group("student")
-        .add(middleware: StudentAuthMiddleware(keys: keys))
+        .add(middleware: StudentAuthMiddleware(keys: keys, verified: verified))
         .add(middleware: RateLimitMiddleware(buckets: buckets))
     StudentController(service: service, groups: groups, metrics: metrics).addRoutes(to: student, table: table)
     EventController(store: store, engine: engine, options: configuration.service).addRoutes(
-        to: router.group("events").add(middleware: StudentAuthMiddleware(keys: keys)).add(middleware: RateLimitMiddleware(buckets: buckets)),
+        to: router.group("events").add(middleware: StudentAuthMiddleware(keys: keys, verified: verified)).add(middleware: RateLimitMiddleware(buckets: buckets)),
         table: table)
     GroupController(service: groups).addRoutes(
-        to: router.group("groups").add(middleware: StudentAuthMiddleware(keys: keys)).add(middleware: RateLimitMiddleware(buckets: buckets)),
+        to: router.group("groups").add(middleware: StudentAuthMiddleware(keys: keys, verified: verified)).add(middleware: RateLimitMiddleware(buckets: buckets)),
         table: table)
     BatchController(box: box, maxOperations: configuration.maxBatchOperations).addRoutes(to: student, table: table)
     let responder = router.buildResponder()
