@@ -340,6 +340,35 @@ extension PostgresStore: StudentStore {
         return .appended(version: version)
     }
 
+    /// See `StudentStore.saveSnapshot(_:for:version:createdAt:)`: a short transaction holding
+    /// the student's row lock, as an append does (so neither sees the other half done).
+    ///
+    /// - Parameters:
+    ///   - data: The snapshot.
+    ///   - studentID: The student.
+    ///   - version: Its version.
+    ///   - createdAt: The student's creation time as read.
+    public func saveSnapshot(_ data: Data, for studentID: String, version: Int, createdAt: Int64) async throws(StoreError) -> Bool {
+        try await call("saving a snapshot") {
+            try await client.withTransaction(logger: logger) { db in
+                var same = 0
+                for try await _ in try await db.query("""
+                    SELECT 1 FROM students WHERE student_id = \(studentID) AND created_at = \(createdAt)
+                      AND profile_version <= \(version) AND version >= \(version) FOR UPDATE
+                    """, logger: self.logger).decode(Int.self) { same += 1 }
+                guard same == 1 else { return false }
+                var stored = 0
+                for try await _ in try await db.query("""
+                    INSERT INTO snapshots (student_id, version, data) VALUES (\(studentID), \(version), \(data))
+                    ON CONFLICT (student_id) DO UPDATE SET version = excluded.version, data = excluded.data
+                    WHERE snapshots.version < excluded.version
+                    RETURNING 1
+                    """, logger: self.logger).decode(Int.self) { stored += 1 }
+                return stored > 0
+            }
+        }
+    }
+
     /// See `StudentStore.deleteStudent(_:)`.
     ///
     /// - Parameter studentID: The student.
@@ -374,7 +403,7 @@ extension PostgresStore: StudentStore {
 
     /// Runs a trivial query.
     public func ping() async throws(StoreError) {
-        try await call("pinging PostgreSQL") { try await client.query("SELECT 1", logger: logger) }
+        _ = try await call("pinging PostgreSQL") { try await client.query("SELECT 1", logger: logger) }
     }
 }
 
@@ -555,7 +584,7 @@ extension PostgresStore: StoreNotifications {
     ///
     /// - Parameter message: The message.
     public func notify(_ message: String) async throws(StoreError) {
-        try await call("notifying") { try await client.query("SELECT pg_notify(\(channel), \(message))", logger: logger) }
+        _ = try await call("notifying") { try await client.query("SELECT pg_notify(\(channel), \(message))", logger: logger) }
     }
 
     /// See `StoreNotifications.listen(_:)`: `LISTEN` on a connection of the pool held for as

@@ -109,6 +109,24 @@ public final class MemoryStore: StudentStore {
         }
     }
 
+    /// See `StudentStore.saveSnapshot(_:for:version:createdAt:)`.
+    ///
+    /// - Parameters:
+    ///   - data: The snapshot.
+    ///   - studentID: The student.
+    ///   - version: Its version.
+    ///   - createdAt: The student's creation time as read.
+    public func saveSnapshot(_ data: Data, for studentID: String, version: Int, createdAt: Int64) async throws(StoreError) -> Bool {
+        students.withLock { all in
+            guard var s = all[studentID], s.record.createdAt == createdAt, s.record.version >= version,
+                  s.record.profileVersion <= version, s.record.snapshot == nil || s.record.snapshotVersion < version else { return false }
+            s.record.snapshot = data
+            s.record.snapshotVersion = version
+            all[studentID] = s
+            return true
+        }
+    }
+
     /// See `StudentStore.deleteStudent(_:)`.
     ///
     /// - Parameter studentID: The student.

@@ -39,12 +39,17 @@ public final class SQLiteStore: StudentStore {
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
             // The checkpointer thread does this work, off the commit path.
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
         }
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
+            // Only the writer commits, so only its setting matters; and it is set here, after
+            // the pool exists, because a pool sets `synchronous = NORMAL` on its writer after
+            // `prepareDatabase` has run (GRDB's WAL set-up), which silently undid FULL.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+            }
             try Self.migrator.migrate(pool)
             checkpointer = try WALCheckpointer(pool: pool, path: path, policy: checkpoints)
         } catch {
@@ -56,6 +61,11 @@ public final class SQLiteStore: StudentStore {
 
     deinit {
         checkpointer.stop()
+    }
+
+    /// The writer connection's `PRAGMA synchronous` (1 NORMAL, 2 FULL): what commits do.
+    var writerSynchronous: Int {
+        get throws { try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 } }
     }
 
     static var migrator: DatabaseMigrator {
@@ -137,6 +147,36 @@ public final class SQLiteStore: StudentStore {
                 CREATE INDEX app_events_by_time ON app_events(received_at);
                 """)
         }
+        // Appends wrote ~5 pages (20 KiB of log) each: a served deck's ~1.2 KB row overflowed
+        // the WITHOUT ROWID leaf (rows past ~1 KB spill a page), filled a leaf every ~3 rows (a
+        // split every few appends), and the student's row was rewritten for its version. Now
+        // the log is a rowid table, so appends go to its last page and rows up to ~4 KB stay
+        // inline, found by a small (student, seq) index; and the version and the time of the
+        // last change are read from the log (its last event) instead of stored beside it.
+        migrator.registerMigration("v5: the event log appended at the end; versions read from it") { db in
+            try db.execute(sql: """
+                CREATE TABLE events_log (
+                    id INTEGER PRIMARY KEY,
+                    student_id TEXT NOT NULL REFERENCES students(student_id) ON DELETE CASCADE,
+                    seq INTEGER NOT NULL,
+                    kind TEXT NOT NULL,
+                    client_id TEXT,
+                    request_digest TEXT,
+                    payload BLOB NOT NULL,
+                    response BLOB,
+                    created_at INTEGER NOT NULL
+                );
+                INSERT INTO events_log (student_id, seq, kind, client_id, request_digest, payload, response, created_at)
+                    SELECT student_id, seq, kind, client_id, request_digest, payload, response, created_at
+                    FROM events ORDER BY student_id, seq;
+                DROP TABLE events;
+                ALTER TABLE events_log RENAME TO events;
+                CREATE UNIQUE INDEX events_by_seq ON events(student_id, seq);
+                CREATE UNIQUE INDEX events_by_client_id ON events(student_id, kind, client_id) WHERE client_id IS NOT NULL;
+                ALTER TABLE students DROP COLUMN version;
+                ALTER TABLE students DROP COLUMN updated_at;
+                """)
+        }
         return migrator
     }
 
@@ -145,18 +185,23 @@ public final class SQLiteStore: StudentStore {
     /// - Parameter studentID: The student.
     public func student(_ studentID: String) async throws(StoreError) -> StudentRecord? {
         try await read { db in
+            // The version and the time of the last change are the log's last event's.
             guard let row = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT s.student_id, s.profile, s.version, s.profile_version, s.created_at, s.updated_at,
+                SELECT s.student_id, s.profile, e.seq AS version, s.profile_version, s.created_at, e.created_at AS updated_at,
                        n.data AS snapshot, n.version AS snapshot_version
-                FROM students s LEFT JOIN snapshots n ON n.student_id = s.student_id
+                FROM students s
+                LEFT JOIN events e ON e.student_id = s.student_id
+                    AND e.seq = (SELECT MAX(seq) FROM events WHERE student_id = s.student_id)
+                LEFT JOIN snapshots n ON n.student_id = s.student_id
                 WHERE s.student_id = ?
                 """), arguments: [studentID]) else {
                 return nil
             }
-            return StudentRecord(studentID: row["student_id"], profile: row["profile"], version: row["version"],
+            let createdAt: Int64 = row["created_at"]
+            return StudentRecord(studentID: row["student_id"], profile: row["profile"], version: row["version"] ?? 0,
                                  profileVersion: row["profile_version"], snapshot: row["snapshot"],
-                                 snapshotVersion: row["snapshot_version"] ?? 0, createdAt: row["created_at"],
-                                 updatedAt: row["updated_at"])
+                                 snapshotVersion: row["snapshot_version"] ?? 0, createdAt: createdAt,
+                                 updatedAt: row["updated_at"] ?? createdAt)
         }
     }
 
@@ -245,16 +290,16 @@ public final class SQLiteStore: StudentStore {
     /// `ConflictSignal` (the savepoint is rolled back).
     private static func apply(_ append: PendingAppend, _ db: Database) throws -> AppendOutcome {
         let (events, studentID, expectedVersion, update) = (append.events, append.studentID, append.expectedVersion, append.update)
-        let current = try Int.fetchOne(db.cachedStatement(sql: "SELECT version FROM students WHERE student_id = ?"),
-                                       arguments: [studentID])
-        let now = events[events.count - 1].createdAt
+        // The version is the log's last seq (0 for a student without events).
+        let current = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT (SELECT MAX(seq) FROM events WHERE student_id = s.student_id) AS version FROM students s WHERE s.student_id = ?
+            """), arguments: [studentID]).map { ($0["version"] as Int?) ?? 0 }
         switch current {
         case nil:
             guard expectedVersion == 0, let profile = update.profile else { throw ConflictSignal() }
             try db.cachedStatement(sql: """
-                INSERT INTO students (student_id, profile, version, profile_version, created_at, updated_at)
-                VALUES (?, ?, 0, 0, ?, ?)
-                """).execute(arguments: [studentID, profile, events[0].createdAt, now])
+                INSERT INTO students (student_id, profile, profile_version, created_at) VALUES (?, ?, 0, ?)
+                """).execute(arguments: [studentID, profile, events[0].createdAt])
         case let version?:
             guard version == expectedVersion else { throw ConflictSignal() }
         }
@@ -275,8 +320,6 @@ public final class SQLiteStore: StudentStore {
                 throw ConflictSignal()
             }
         }
-        try db.cachedStatement(sql: "UPDATE students SET version = ?, updated_at = ? WHERE student_id = ?")
-            .execute(arguments: [version, now, studentID])
         if let profile = update.profile {
             try db.cachedStatement(sql: "UPDATE students SET profile = ?, profile_version = ? WHERE student_id = ?")
                 .execute(arguments: [profile, profileVersion ?? version, studentID])
@@ -291,6 +334,32 @@ public final class SQLiteStore: StudentStore {
     }
 
     private struct ConflictSignal: Error {}
+
+    /// See `StudentStore.saveSnapshot(_:for:version:createdAt:)`: its own short transaction, not
+    /// part of a group commit (appends never wait for a snapshot's pages).
+    ///
+    /// - Parameters:
+    ///   - data: The snapshot.
+    ///   - studentID: The student.
+    ///   - version: Its version.
+    ///   - createdAt: The student's creation time as read.
+    public func saveSnapshot(_ data: Data, for studentID: String, version: Int, createdAt: Int64) async throws(StoreError) -> Bool {
+        do {
+            return try await pool.write { db in
+                try db.execute(sql: """
+                    INSERT INTO snapshots (student_id, version, data)
+                    SELECT s.student_id, ?, ? FROM students s
+                    WHERE s.student_id = ? AND s.created_at = ? AND s.profile_version <= ?
+                      AND (SELECT MAX(seq) FROM events WHERE student_id = s.student_id) >= ?
+                    ON CONFLICT (student_id) DO UPDATE SET version = excluded.version, data = excluded.data
+                    WHERE snapshots.version < excluded.version
+                    """, arguments: [version, data, studentID, createdAt, version, version])
+                return db.changesCount > 0
+            }
+        } catch {
+            throw StoreError("saving a snapshot failed: \(error)")
+        }
+    }
 
     /// See `StudentStore.deleteStudent(_:)`.
     ///

@@ -57,6 +57,22 @@ public protocol StudentStore: Sendable {
     func append(_ events: [StoredEvent], to studentID: String, expectedVersion: Int,
                 update: StudentUpdate) async throws(StoreError) -> AppendOutcome
 
+    /// Stores `data` as the student's snapshot at `version`, outside any append: a snapshot
+    /// only shortens rebuilds (the log is the truth), so a service may write it after answering.
+    ///
+    /// It is stored only if the student is the same one the caller read (`createdAt`: not
+    /// erased and created again), the log reaches `version`, the profile was set at or before
+    /// `version`, and no snapshot at `version` or later is stored; otherwise nothing changes.
+    ///
+    /// - Parameters:
+    ///   - data: The snapshot.
+    ///   - studentID: The student.
+    ///   - version: The version the snapshot was taken at.
+    ///   - createdAt: The student's `createdAt` as read.
+    /// - Returns: Whether it was stored.
+    /// - Throws: `StoreError` if the store cannot be written.
+    func saveSnapshot(_ data: Data, for studentID: String, version: Int, createdAt: Int64) async throws(StoreError) -> Bool
+
     /// Erases the student: the record and every event.
     ///
     /// - Parameter studentID: The student.

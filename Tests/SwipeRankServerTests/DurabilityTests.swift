@@ -53,6 +53,16 @@ import Testing
             }
         }
         let expectedNext = box.session.recommendations(count: 7).recommendations.map(\.item.id)
+        // Snapshots were written after the requests that made them due (the harness waited for
+        // them): with a short interval the rebuild below starts from one, and it is a snapshot
+        // of this student's session that restores.
+        let stored = try #require(try await SQLiteStore(path: path).student(student))
+        if snapshotInterval < 100 {
+            #expect(stored.snapshotVersion > stored.profileVersion, "a snapshot after the profile: \(stored.snapshotVersion)")
+            let snapshot = try SessionSnapshot<StudentProfile>.decode(json: try #require(stored.snapshot), source: "stored")
+            let restored = try Fixtures.engine.restore(snapshot)
+            #expect(snapshot.studentID == student && restored.totalSwipes > 0)
+        }
         // A new server over the same file: nothing cached, everything rebuilt from the log.
         try await Harness(store: try SQLiteStore(path: path)).run { c in
             let next = try await c.deck(student, count: 7)
@@ -60,9 +70,9 @@ import Testing
         }
     }
 
-    @Test("snapshot policy: due after the interval once the history grew by the spacing fraction; bounded work and replay",
-          arguments: [(32, 0.125), (4, 0.5), (10, 0.0)])
-    func snapshotPolicy(interval: Int, spacing: Double) {
+    @Test("snapshot policy: due after the interval (plus the stagger) once the history grew by the spacing fraction; bounded work and replay",
+          arguments: [(32, 0.125, 0), (32, 0.125, 15), (4, 0.5, 1), (10, 0.0, 0), (10, 0.0, 4)])
+    func snapshotPolicy(interval: Int, spacing: Double, stagger: Int) {
         var options = ServiceOptions()
         options.snapshotInterval = interval
         options.snapshotSpacing = spacing
@@ -75,11 +85,11 @@ import Testing
             events += 1
             since += 1
             let grown = Double(history - atLast) >= spacing * Double(history)
-            let due = options.snapshotDue(eventsSince: since, historySize: history, historyAtLast: atLast)
-            #expect(due == (since >= interval && grown))
-            // Replay after a restore stays short: never more events than the interval plus the
-            // spacing's share of the history (each event adds at least one entry).
-            #expect(since <= interval + Int((spacing * Double(history)).rounded(.up)))
+            let due = options.snapshotDue(eventsSince: since, historySize: history, historyAtLast: atLast, stagger: stagger)
+            #expect(due == (since >= interval + stagger && grown))
+            // Replay after a restore stays short: never more events than the interval and the
+            // stagger plus the spacing's share of the history (each event adds at least one entry).
+            #expect(since <= interval + stagger + Int((spacing * Double(history)).rounded(.up)))
             if due {
                 written += history
                 count += 1
@@ -93,8 +103,22 @@ import Testing
             #expect(Double(written) <= Double(history) / spacing)
             #expect(count > 10)
         } else {
-            #expect(count == events / interval)
+            #expect(count == events / (interval + stagger))
         }
+    }
+
+    @Test("snapshot stagger: fixed per student, below half the interval, spread over it")
+    func snapshotStagger() {
+        var options = ServiceOptions()
+        options.snapshotInterval = 32
+        let staggers = (0..<1_000).map { options.snapshotStagger(for: "load-\($0)") }
+        #expect(staggers.allSatisfy { (0..<16).contains($0) })
+        #expect(staggers == (0..<1_000).map { options.snapshotStagger(for: "load-\($0)") })
+        // Every value taken by 1,000 ids, none by more than a tenth of them.
+        let counts = Dictionary(grouping: staggers, by: { $0 }).mapValues(\.count)
+        #expect(counts.count == 16 && counts.values.allSatisfy { $0 < 100 }, "\(counts)")
+        options.snapshotInterval = 1
+        #expect(options.snapshotStagger(for: "x") == 0)
     }
 
     @Test("concurrent swipes of one student are serialized: none lost")

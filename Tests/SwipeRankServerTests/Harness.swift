@@ -5,7 +5,7 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import SwipeRank
-import SwipeRankServer
+@testable import SwipeRankServer
 import SwipeRankStore
 import Testing
 
@@ -56,10 +56,13 @@ struct Harness {
         configure(&config)
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        let (responder, _) = try await buildResponder(engine: engine, store: store, configuration: config, logger: logger)
+        let (responder, _, groups) = try await buildParts(engine: engine, store: store, configuration: config, logger: logger)
         let app = Application(responder: responder, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
         let auth = config.auth
         try await app.test(.router) { client in try await test(Client(client: client, auth: auth)) }
+        // Snapshots are written after the requests that made them due: finish them, so a test
+        // that opens the store again sees what this server stored.
+        await groups.students.snapshots.drain()
     }
 
     struct Client: Sendable {

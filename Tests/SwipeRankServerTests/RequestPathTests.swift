@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Testing
 @testable import SwipeRankServer
+import SwipeRankNumerics
 
 /// The per-request shortcuts: verified tokens remembered until they expire, and request ids
 /// made without reading /dev/urandom.
@@ -64,5 +65,67 @@ struct RequestPathTests {
         #expect(seen.count == 5_000)
         #expect(RequestMiddleware.requestID(from: "client-id_1.2") == "client-id_1.2")
         #expect(RequestMiddleware.requestID(from: "bad id") != "bad id")
+    }
+}
+
+/// `SwipeRequest.plain`, the shortcut for the swipe bodies clients send: it may only accept what
+/// `JSONInput` accepts, with the same value, and must accept every body of the plain shape.
+@Suite("Plain swipe bodies")
+struct PlainSwipeBodyTests {
+    static func slow(_ body: Data) -> SwipeRequest? {
+        try? WireJSON.decode(SwipeRequest.self, from: body, what: "body", maxBytes: 16 << 10)
+    }
+
+    @Test("plain bodies take the shortcut with JSONInput's values; near misses never disagree", arguments: 0..<40)
+    func againstJSONInput(seed: UInt64) {
+        var rng = SplitMix64(seed: 77 + seed)
+        let ws = ["", " ", "\n", "\t ", "\r\n"]
+        func w() -> String { ws.randomElement(using: &rng)! }
+        for _ in 0..<200 {
+            let id = ["w1", "abc-DEF_1.2:~x", "é-ü", "s p a c e"].randomElement(using: &rng)!
+            let school = ["166027", "130794", "x"].randomElement(using: &rng)!
+            let action = Bool.random(using: &rng) ? "like" : "dislike"
+            let timestamp = [0, 1, 1_700_000_000_000, SwipeRequest.maxTimestamp].randomElement(using: &rng)!
+            var pairs = [("swipe_id", "\"\(id)\""), ("school_id", "\"\(school)\""), ("action", "\"\(action)\""), ("timestamp", "\(timestamp)")]
+            pairs.shuffle(using: &rng)
+            let plain = "\(w()){" + pairs.map { "\(w())\"\($0.0)\"\(w()):\(w())\($0.1)\(w())" }.joined(separator: ",") + "}\(w())"
+            let expected = SwipeRequest(swipeID: id, schoolID: school, action: action == "like" ? .like : .dislike, timestamp: timestamp)
+            #expect(SwipeRequest.plain(Data(plain.utf8)) == expected, "seed \(seed): \(plain)")
+            #expect(Self.slow(Data(plain.utf8)) == expected, "seed \(seed): \(plain)")
+            // Near misses: each change below either leaves the body plain or makes it something
+            // JSONInput must decide; the shortcut must never accept a body JSONInput rejects or
+            // read it differently.
+            let mutations: [(String) -> String] = [
+                { $0.replacingOccurrences(of: "\"\(action)\"", with: "\"LIKE\"") },
+                { $0.replacingOccurrences(of: "\(timestamp)", with: "\(timestamp).0") },
+                { $0.replacingOccurrences(of: "\(timestamp)", with: "0\(timestamp)") },
+                { $0.replacingOccurrences(of: "\(timestamp)", with: "-\(timestamp)") },
+                { $0.replacingOccurrences(of: "\(timestamp)", with: "\(timestamp)e0") },
+                { $0.replacingOccurrences(of: "\(timestamp)", with: "99999999999999999999") },
+                { $0.replacingOccurrences(of: "\(timestamp)", with: "9007199254740992") },
+                { $0.replacingOccurrences(of: "\"\(school)\"", with: "\"a\\\"b\"") },
+                { $0.replacingOccurrences(of: "\"\(school)\"", with: "\"\\u0041\"") },
+                { $0.replacingOccurrences(of: "\"swipe_id\"", with: "\"swipe_id\",\"x\":1,\"y\"") },
+                { $0.replacingOccurrences(of: "}", with: ",\"extra\":1}") },
+                { $0.replacingOccurrences(of: "}", with: "}x") },
+                { $0.replacingOccurrences(of: "{", with: "[") },
+                { String($0.dropLast(Int.random(in: 1...3, using: &rng))) },
+                { "\u{FEFF}" + $0 },
+                { $0.replacingOccurrences(of: "\"action\"", with: "\"swipe_id\"") },
+                { $0.replacingOccurrences(of: ",", with: ",,") },
+                { $0.replacingOccurrences(of: "\"\(id)\"", with: "\"\u{1}\"") },
+            ]
+            let mutated = mutations.randomElement(using: &rng)!(plain)
+            if let fast = SwipeRequest.plain(Data(mutated.utf8)) {
+                #expect(Self.slow(Data(mutated.utf8)) == fast, "seed \(seed): \(mutated)")
+            }
+        }
+    }
+
+    @Test("invalid UTF-8 is left to JSONInput")
+    func invalidUTF8() {
+        var body = Data(#"{"swipe_id":"w","school_id":"166027","action":"like","timestamp":1}"#.utf8)
+        body[14] = 0xFF
+        #expect(SwipeRequest.plain(body) == nil)
     }
 }

@@ -176,6 +176,11 @@ import Testing
             let badAction = try await c.call(.post, "/student/swipe", student: "s",
                                              body: #"{"swipe_id":"w5","school_id":"\#(deck[1])","action":"maybe","timestamp":1}"#)
             #expect(badAction.status == .badRequest && badAction.details["field"] as? String == "action")
+            // A body of the plain shape past the 16 KiB limit is refused, not read by the fast path.
+            let padded = try await c.call(.post, "/student/swipe", student: "s",
+                                          body: #"{"swipe_id":"w6","school_id":"\#(deck[1])","action":"like","timestamp":1}"#
+                                              + String(repeating: " ", count: 16 << 10))
+            #expect(padded.status == .badRequest && padded.code == "VALIDATION_ERROR")
             let state = try await c.call(.get, "/student/learning-state", student: "s")
             #expect(state.json["total_swipes"] as? Int == 1)
             #expect(state.json["served_cards"] as? Int == 4)
@@ -336,6 +341,9 @@ final class FailingStore: StudentStore {
         throw StoreError("disk /var/secret.db gone")
     }
     func append(_ events: [StoredEvent], to studentID: String, expectedVersion: Int, update: StudentUpdate) async throws(StoreError) -> AppendOutcome {
+        throw StoreError("disk /var/secret.db gone")
+    }
+    func saveSnapshot(_ data: Data, for studentID: String, version: Int, createdAt: Int64) async throws(StoreError) -> Bool {
         throw StoreError("disk /var/secret.db gone")
     }
     func deleteStudent(_ studentID: String) async throws(StoreError) -> Bool { throw StoreError("disk /var/secret.db gone") }

@@ -38,4 +38,59 @@ import Testing
         #expect(try await store.deleteStudent("a"))
         #expect(try await store.student("a") == nil)
     }
+
+    @Test("a database of schema v4 (the log keyed by student and seq, versions stored) keeps every event, version and time")
+    func fromV4() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-migrate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("db.sqlite").path
+        var expected: [String: [(seq: Int, kind: String, client: String?, payload: String, created: Int64)]] = [:]
+        for (s, student) in ["a", "b", "c"].enumerated() {
+            for seq in 1...[3, 1, 40][s] {
+                let kind = seq == 1 ? "profile" : seq % 3 == 0 ? "swipe" : "served"
+                // A served deck's size, so rows overflowed the old layout.
+                expected[student, default: []].append((seq, kind, kind == "swipe" ? "w\(seq)" : nil,
+                                                       kind == "served" ? String(repeating: "d", count: 1_300) : "x\(seq)", Int64(10 + seq)))
+            }
+        }
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try SQLiteStore.migrator.migrate(queue, upTo: "v4: app events")
+            try await queue.write { [expected] db in
+                for (student, events) in expected {
+                    try db.execute(sql: "INSERT INTO students (student_id, profile, version, profile_version, created_at, updated_at) VALUES (?, 'P', ?, 1, 10, ?)",
+                                   arguments: [student, events.count, 10 + events.count])
+                    for e in events {
+                        try db.execute(sql: """
+                            INSERT INTO events (student_id, seq, kind, client_id, request_digest, payload, response, created_at)
+                            VALUES (?, ?, ?, ?, NULL, ?, NULL, ?)
+                            """, arguments: [student, e.seq, e.kind, e.client, Data(e.payload.utf8), e.created])
+                    }
+                }
+            }
+        }
+        let store = try SQLiteStore(path: path)
+        for (student, events) in expected {
+            let record = try #require(try await store.student(student))
+            #expect(record.version == events.count && record.updatedAt == events.last!.created && record.createdAt == 10)
+            let stored = try await store.events(of: student, after: 0, kinds: nil, limit: 1_000)
+            #expect(stored.map(\.seq) == events.map(\.seq) && stored.map(\.kind.rawValue) == events.map(\.kind))
+            #expect(stored.map { String(decoding: $0.payload, as: UTF8.self) } == events.map(\.payload))
+            #expect(stored.map(\.clientID) == events.map(\.client) && stored.map(\.createdAt) == events.map(\.created))
+        }
+        #expect(try await store.event(of: "c", kind: .swipe, clientID: "w39")?.seq == 39)
+        // Versions come from the log now: appends check and move them as before.
+        #expect(try await store.append([StoredEvent(kind: .served, payload: Data("n".utf8), createdAt: 99)], to: "c",
+                                       expectedVersion: 39, update: StudentUpdate()) == .conflict)
+        #expect(try await store.append([StoredEvent(kind: .served, payload: Data("n".utf8), createdAt: 99)], to: "c",
+                                       expectedVersion: 40, update: StudentUpdate()) == .appended(version: 41))
+        let c = try #require(try await store.student("c"))
+        #expect(c.version == 41 && c.updatedAt == 99)
+        #expect(try await store.append([StoredEvent(kind: .swipe, clientID: "w3", payload: Data("again".utf8), createdAt: 100)], to: "c",
+                                       expectedVersion: 41, update: StudentUpdate()) == .conflict, "a client id already taken")
+        #expect(try await store.deleteStudent("a"))
+        #expect(try await store.student("a") == nil)
+        #expect(try await store.events(of: "a", after: 0, kinds: nil, limit: 10).isEmpty)
+    }
 }

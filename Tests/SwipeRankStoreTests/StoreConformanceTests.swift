@@ -1,6 +1,6 @@
 import Foundation
 import SwipeRankPostgres
-import SwipeRankStore
+@testable import SwipeRankStore
 import Testing
 
 /// One suite, run against every store: what the service relies on.
@@ -31,6 +31,32 @@ import Testing
     static func event(_ kind: EventKind, _ text: String, client: String? = nil, at: Int64 = 1) -> StoredEvent {
         StoredEvent(kind: kind, clientID: client, requestDigest: client.map { "d-\($0)" }, payload: Data(text.utf8),
                     response: Data("r-\(text)".utf8), createdAt: at)
+    }
+
+    @Test("a snapshot saved apart from appends: only for the same student, a version the log reaches, newer than the stored one", arguments: Kind.available)
+    func saveSnapshot(kind: Kind) async throws {
+        let (store, done) = try await Self.make(kind)
+        defer { done() }
+        #expect(try await store.saveSnapshot(Data("s".utf8), for: "a", version: 1, createdAt: 5) == false, "no such student")
+        _ = try await store.append([Self.event(.profile, "p1", at: 5)], to: "a", expectedVersion: 0, update: StudentUpdate(profile: Data("p1".utf8)))
+        _ = try await store.append([Self.event(.served, "d1", at: 6), Self.event(.served, "d2", at: 7)], to: "a", expectedVersion: 1,
+                                   update: StudentUpdate())
+        #expect(try await store.saveSnapshot(Data("s4".utf8), for: "a", version: 4, createdAt: 5) == false, "the log ends at 3")
+        #expect(try await store.saveSnapshot(Data("s2".utf8), for: "a", version: 2, createdAt: 4) == false, "another incarnation")
+        #expect(try await store.saveSnapshot(Data("s2".utf8), for: "a", version: 2, createdAt: 5) == true)
+        #expect(try await store.saveSnapshot(Data("s1".utf8), for: "a", version: 1, createdAt: 5) == false, "older than the stored one")
+        #expect(try await store.saveSnapshot(Data("s2b".utf8), for: "a", version: 2, createdAt: 5) == false, "as new as the stored one")
+        var record = try #require(try await store.student("a"))
+        #expect(record.snapshot == Data("s2".utf8) && record.snapshotVersion == 2 && record.version == 3)
+        #expect(try await store.saveSnapshot(Data("s3".utf8), for: "a", version: 3, createdAt: 5) == true)
+        record = try #require(try await store.student("a"))
+        #expect(record.snapshot == Data("s3".utf8) && record.snapshotVersion == 3 && record.updatedAt == 7)
+        // A profile set after the version: the snapshot describes the old profile's session.
+        _ = try await store.append([Self.event(.profile, "p2", at: 8)], to: "a", expectedVersion: 3, update: StudentUpdate(profile: Data("p2".utf8)))
+        #expect(try await store.saveSnapshot(Data("s3b".utf8), for: "a", version: 3, createdAt: 5) == false)
+        #expect(try await store.saveSnapshot(Data("s4".utf8), for: "a", version: 4, createdAt: 5) == true)
+        #expect(try await store.deleteStudent("a"))
+        #expect(try await store.saveSnapshot(Data("s4".utf8), for: "a", version: 4, createdAt: 5) == false, "erased")
     }
 
     @Test("create, append at the expected version, read back in order", arguments: Kind.available)
@@ -206,6 +232,17 @@ import Testing
         let again = try SQLiteStore(path: path)
         #expect(try await again.student("a")?.version == 2)
         #expect(try await again.event(of: "a", kind: .swipe, clientID: "s")?.payload == Data("s".utf8))
+    }
+
+    @Test("SQLite: the durability setting is the writer's (GRDB's pool set-up resets it to NORMAL)")
+    func durabilityReachesTheWriter() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-sync-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for (durability, expected) in [(SQLiteStore.Durability.full, 2), (.normal, 1), (.full, 2)] {
+            let store = try SQLiteStore(path: dir.appendingPathComponent("db.sqlite").path, durability: durability)
+            #expect(try store.writerSynchronous == expected, "\(durability)")
+        }
     }
 
     @Test("SQLite: a file that is not a database is a StoreError, not a crash")

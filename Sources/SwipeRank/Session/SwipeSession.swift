@@ -371,6 +371,12 @@ public struct SwipeSession<M: Matcher>: Sendable {
         return SwipeResult(outcome: .recorded, learningState: learningState, totalSwipes: totalSwipes, feedback: nil)
     }
 
+    /// Whether a swipe or judgement with this id was recorded (a replayed id is `.duplicate`).
+    ///
+    /// - Parameter swipeID: The id.
+    /// - Complexity: O(1).
+    public func hasRecorded(swipeID: String) -> Bool { swipes[swipeID] != nil }
+
     /// The largest weight `recordJudgement(_:weight:)` accepts: one judgement must not outweigh
     /// a whole phase of swipes.
     public static var maxJudgementWeight: Double { 10 }

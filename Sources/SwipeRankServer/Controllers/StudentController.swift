@@ -50,7 +50,10 @@ struct StudentController<M: ServableMatcher>: Sendable {
         }
         route(.post, "swipe") { request, context in
             let body = try await request.jsonBody(context: context)!
-            let swipe = try WireJSON.decode(SwipeRequest.self, from: body, what: "body", maxBytes: 16 << 10)
+            // The plain reader first (the shape every client sends), within the same size limit.
+            let maxBytes = 16 << 10
+            let swipe = try (body.count <= maxBytes ? SwipeRequest.plain(body) : nil)
+                ?? WireJSON.decode(SwipeRequest.self, from: body, what: "body", maxBytes: maxBytes)
             let result = try await service.swipe(try context.student, swipe)
             if !result.replayed { metrics.swipes.increment() }
             return .json(result.body, status: result.replayed ? .ok : .created, cache: CachePolicy.neverStore,

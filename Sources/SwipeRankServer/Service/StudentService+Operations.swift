@@ -45,7 +45,11 @@ extension StudentService {
         try ClientID.validate(request.swipeID, field: "swipe_id")
         let digest = request.digest
         return try await withStudent(studentID) { live in
-            if let replayed = try await priorWrite(studentID, kind: .swipe, clientID: request.swipeID, digest: digest) {
+            // Every stored swipe was replayed into the session, so an id it has not recorded has
+            // no stored answer to look up (a stale cached session conflicts on append and runs
+            // this again rebuilt).
+            if live.session.hasRecorded(swipeID: request.swipeID),
+               let replayed = try await priorWrite(studentID, kind: .swipe, clientID: request.swipeID, digest: digest) {
                 return ([], StudentUpdate(), WriteResult(body: replayed, replayed: true))
             }
             let result: SwipeResult

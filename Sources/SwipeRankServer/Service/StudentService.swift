@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import SwipeRank
 import SwipeRankStore
+import Synchronization
 
 /// Limits and policies of the student service.
 public struct ServiceOptions: Sendable {
@@ -18,6 +19,9 @@ public struct ServiceOptions: Sendable {
     /// rebuild replays at most that fraction of the history after restoring. 0: every
     /// `snapshotInterval` events.
     public var snapshotSpacing = 0.125
+    /// Snapshots being written at most at once, after the requests that made them due have been
+    /// answered; a snapshot due while this many are under way waits for a later event.
+    public var backgroundSnapshots = 4
     /// How many swipes a saved school counts as (a strong like).
     public var saveWeight = 2.0
     /// Default and largest `count` of `/student/recommendations`.
@@ -39,15 +43,30 @@ public struct ServiceOptions: Sendable {
     /// Check a cached session's version against the store before using it: needed when
     /// several instances share one database, useless (one extra read) with one instance.
     public var verifyCachedVersion = false
-    /// Whether an append should store a snapshot: once `snapshotInterval` events have passed
-    /// since the last one and the history has grown by `snapshotSpacing × historySize`.
+    /// Whether an append should store a snapshot: once `snapshotInterval` events (plus the
+    /// student's `stagger`) have passed since the last one and the history has grown by
+    /// `snapshotSpacing × historySize`.
     ///
     /// - Parameters:
     ///   - eventsSince: Events since the stored snapshot, this append's included.
     ///   - historySize: What a snapshot would hold now: served cards plus swipes.
     ///   - historyAtLast: The same count when the stored snapshot was taken (0: none).
-    public func snapshotDue(eventsSince: Int, historySize: Int, historyAtLast: Int) -> Bool {
-        eventsSince >= snapshotInterval && Double(historySize - historyAtLast) >= snapshotSpacing * Double(historySize)
+    ///   - stagger: Extra events for this student (`snapshotStagger(for:)`; 0 for none).
+    public func snapshotDue(eventsSince: Int, historySize: Int, historyAtLast: Int, stagger: Int = 0) -> Bool {
+        eventsSince >= snapshotInterval + stagger && Double(historySize - historyAtLast) >= snapshotSpacing * Double(historySize)
+    }
+
+    /// A student's extra events between snapshots, 0 ..< max(1, snapshotInterval / 2), fixed by
+    /// the student's id: students who start together (a class, a campaign, a load test) would
+    /// otherwise all reach their snapshot at the same event and write them in one burst (1,000
+    /// snapshots of ~50 KB within 0.4 s in a load run, every request of that moment waiting).
+    ///
+    /// - Parameter studentID: The student.
+    /// - Returns: The stagger, the same for the same id in every process.
+    public func snapshotStagger(for studentID: String) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in studentID.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return Int(hash % UInt64(max(1, snapshotInterval / 2)))
     }
 
     /// Milliseconds since 1970 (tests pass a fixed clock).
@@ -83,6 +102,8 @@ final class StudentService<M: ServableMatcher>: Sendable {
     let cache: LRUCache<LiveStudent<M>>
     let locks = KeyedLock()
     let logger: Logger
+    /// Writes due snapshots in the background.
+    let snapshots: SnapshotWriter<M>
 
     init(engine: SwipeEngine<M>, store: any StudentStore, options: ServiceOptions, logger: Logger) {
         self.engine = engine
@@ -92,6 +113,7 @@ final class StudentService<M: ServableMatcher>: Sendable {
         self.options = options
         self.cache = LRUCache(capacity: options.cacheCapacity)
         self.logger = logger
+        self.snapshots = SnapshotWriter(store: store, limit: options.backgroundSnapshots, logger: logger)
     }
 
     // MARK: Loading
@@ -119,17 +141,20 @@ final class StudentService<M: ServableMatcher>: Sendable {
                     return outcome.result
                 }
                 precondition(outcome.update.profile == nil, "profile changes go through setProfile, which rebuilds the session")
-                var update = outcome.update
-                if update.snapshot == nil,
-                   options.snapshotDue(eventsSince: live.record.version + outcome.events.count - live.record.snapshotVersion,
-                                       historySize: live.history, historyAtLast: live.snapshotHistory) {
-                    update.snapshot = try? live.session.snapshot().jsonData()
-                }
-                switch try await store.append(outcome.events, to: studentID, expectedVersion: live.record.version, update: update) {
+                switch try await store.append(outcome.events, to: studentID, expectedVersion: live.record.version, update: outcome.update) {
                 case let .appended(version):
                     live.record.version = version
                     live.record.updatedAt = outcome.events[outcome.events.count - 1].createdAt
-                    if update.snapshot != nil {
+                    // A due snapshot is written after this request is answered (its encoding and
+                    // pages were the slowest part of the requests that carried one). Counted as
+                    // taken now: if its write is lost, the next rebuild only replays more events.
+                    if outcome.update.snapshot == nil,
+                       options.snapshotDue(eventsSince: version - live.record.snapshotVersion, historySize: live.history,
+                                           historyAtLast: live.snapshotHistory, stagger: options.snapshotStagger(for: studentID)),
+                       snapshots.submit(live.session, studentID: studentID, version: version, createdAt: live.record.createdAt) {
+                        live.record.snapshotVersion = version
+                        live.snapshotHistory = live.history
+                    } else if outcome.update.snapshot != nil {
                         live.record.snapshotVersion = version
                         live.snapshotHistory = live.history
                     }
@@ -317,6 +342,53 @@ final class StudentService<M: ServableMatcher>: Sendable {
         } catch let error as StoreError {
             logger.error("store failure", metadata: ["error": "\(error.message)"])
             throw APIError.server
+        }
+    }
+}
+
+/// Writes snapshots after the requests that made them due, at most `limit` at once: each is
+/// encoded from a copy of the session as it was then (a value: later requests do not change it)
+/// and stored with `StudentStore.saveSnapshot`, which keeps only a snapshot of the same student,
+/// of a version its log reaches, newer than the stored one.
+final class SnapshotWriter<M: ServableMatcher>: Sendable {
+    private let store: any StudentStore
+    private let limit: Int
+    private let logger: Logger
+    private let inFlight = Mutex(0)
+
+    init(store: any StudentStore, limit: Int, logger: Logger) {
+        self.store = store
+        self.limit = limit
+        self.logger = logger
+    }
+
+    /// Starts writing `session`'s snapshot, taken at `version`, unless `limit` are under way.
+    ///
+    /// - Returns: Whether the write started.
+    func submit(_ session: SwipeSession<M>, studentID: String, version: Int, createdAt: Int64) -> Bool {
+        guard inFlight.withLock({ n -> Bool in
+            guard n < limit else { return false }
+            n += 1
+            return true
+        }) else { return false }
+        let (store, logger) = (self.store, self.logger)
+        Task.detached(priority: .utility) { [self] in
+            defer { inFlight.withLock { $0 -= 1 } }
+            do {
+                _ = try await store.saveSnapshot(session.snapshot().jsonData(), for: studentID, version: version, createdAt: createdAt)
+            } catch {
+                // Not fatal: the log has every event; a rebuild replays more of them.
+                logger.warning("a snapshot was not stored", metadata: ["student": "\(studentID)", "error": "\(error)"])
+            }
+        }
+        return true
+    }
+
+    /// Waits (at most `timeout`) until no write is under way: for tests and shutdown.
+    func drain(timeout: Duration = .seconds(30)) async {
+        let deadline = ContinuousClock.now + timeout
+        while inFlight.withLock({ $0 }) > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
         }
     }
 }
