@@ -65,8 +65,6 @@ let package = Package(
             dependencies: [
                 "SwipeRank",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                // SQLite's C API, for the checkpoint thread's own connection.
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: internalChecks
         ),

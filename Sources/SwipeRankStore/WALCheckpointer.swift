@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import GRDB
-import GRDBSQLite
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -49,13 +48,14 @@ public struct CheckpointPolicy: Sendable, Equatable {
 /// The background checkpoint thread of one `SQLiteStore` (see `CheckpointPolicy`).
 ///
 /// A thread of its own, with a SQLite connection of its own that only it uses: a checkpoint
-/// copies megabytes through the kernel and blocks in fsync for milliseconds. Run through a
-/// GRDB queue it ran on a shared dispatch worker and held a core away from requests (a p99 of
-/// 10–13 ms at 3,000 requests/s while the median was 1.5 ms); on this thread, at a lower
+/// copies megabytes through the kernel and blocks in fsync for milliseconds. Run through GRDB's
+/// asynchronous calls it ran on a shared dispatch worker and held a core away from requests (a
+/// p99 of 10–13 ms at 3,000 requests/s while the median was 1.5 ms); called synchronously from
+/// this thread (a serial queue's `sync` runs the work on the calling thread), at a lower
 /// scheduling weight (nice +10, Linux), requests come first and the copying fills idle time.
 final class WALCheckpointer: Sendable {
     private let pool: DatabasePool
-    private let connection: SQLiteConnection
+    private let connection: DatabaseQueue
     private let policy: CheckpointPolicy
     private let pageSize: Int
     private let wake = DispatchSemaphore(value: 0)
@@ -63,6 +63,8 @@ final class WALCheckpointer: Sendable {
     private let stopping = Atomic<Bool>(false)
     /// Checkpoints run in the background and by the writer (for tests and diagnostics).
     let counts = Mutex<(background: Int, restarts: Int)>((0, 0))
+    /// The nice value the last checkpoint ran at, read inside GRDB's call (for tests; Linux).
+    let lastPassNice = Atomic<Int>(0)
 
     /// Opens the checkpoint connection and starts the thread.
     ///
@@ -73,7 +75,16 @@ final class WALCheckpointer: Sendable {
     /// - Throws: GRDB's error if the connection cannot be opened.
     init(pool: DatabasePool, path: String, policy: CheckpointPolicy) throws {
         self.pool = pool
-        self.connection = try SQLiteConnection(path: path)
+        var configuration = Configuration()
+        configuration.label = "SwipeRank.checkpointer"
+        self.connection = try DatabaseQueue(path: path, configuration: configuration)
+        // The connection has read the file (GRDB checks its format on opening), so it knows the
+        // file is in WAL mode: a connection that has not would checkpoint nothing (-1 frames).
+        do {
+            _ = try Self.passive(connection).frames
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+            // Another connection is checkpointing this file, which happens only in WAL mode.
+        }
         self.policy = policy
         self.pageSize = try pool.read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") } ?? 4_096
         let thread = Thread { [self] in run() }
@@ -99,7 +110,7 @@ final class WALCheckpointer: Sendable {
             if stopping.load(ordering: .sequentiallyConsistent) { break }
             checkpointOnce()
         }
-        connection.close()
+        try? connection.close()
         finished.signal()
     }
 
@@ -134,63 +145,27 @@ final class WALCheckpointer: Sendable {
     /// A passive checkpoint from the thread's connection; returns the frames in the log when it
     /// began (all copied unless a reader still needed an old page).
     private func passive() throws -> Int {
-        let frames = try connection.passiveCheckpoint()
+        let (frames, nice) = try Self.passive(connection)
+        lastPassNice.store(nice, ordering: .relaxed)
         if frames > 0 { counts.withLock { $0.background += 1 } }
         return frames
     }
-}
 
-/// A SQLite connection used by one thread only (the checkpointer's), through the C API: GRDB
-/// would run its work on a dispatch worker instead.
-private final class SQLiteConnection: @unchecked Sendable {
-    // `@unchecked`: the handle is used by the checkpoint thread, and by a test calling
-    // `checkpointOnce()` while that thread sleeps; the lock keeps those calls apart.
-    private let lock = NSLock()
-    private var handle: OpaquePointer?
-
-    init(path: String) throws {
-        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil)
-        guard rc == SQLITE_OK, handle != nil else {
-            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            sqlite3_close_v2(handle)
-            throw StoreError("cannot open a checkpoint connection to \(path): \(message)")
-        }
-        // A connection learns that the file is in WAL mode when it first reads it; until then
-        // a checkpoint does nothing and reports -1 frames (which `passiveCheckpoint` refuses).
-        guard sqlite3_exec(handle, "SELECT count(*) FROM sqlite_schema", nil, nil, nil) == SQLITE_OK else {
-            let message = String(cString: sqlite3_errmsg(handle))
-            sqlite3_close_v2(handle)
-            throw StoreError("cannot read \(path) for checkpoints: \(message)")
-        }
-        // Check now that the connection knows (busy: another connection is checkpointing this
-        // file, which only happens in WAL mode).
-        var frames: Int32 = 0, copied: Int32 = 0
-        let checked = sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_PASSIVE, &frames, &copied)
-        guard checked == SQLITE_BUSY || (checked == SQLITE_OK && frames >= 0) else {
-            let message = checked == SQLITE_OK ? "the database is not in WAL mode" : String(cString: sqlite3_errmsg(handle))
-            sqlite3_close_v2(handle)
-            throw StoreError("cannot checkpoint \(path): \(message)")
-        }
-    }
-
-    /// A passive checkpoint: copies what no reader still needs, never waits; returns the frames
-    /// in the log when it began.
-    func passiveCheckpoint() throws -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let handle else { throw StoreError("the checkpoint connection is closed") }
-        var frames: Int32 = 0, copied: Int32 = 0
-        guard sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_PASSIVE, &frames, &copied) == SQLITE_OK else {
-            throw StoreError("checkpoint failed: \(String(cString: sqlite3_errmsg(handle)))")
-        }
+    /// A passive checkpoint on `connection`, run on the calling thread: the frames in the log
+    /// when it began and the nice value it ran at; throws if the connection does not see the
+    /// file in WAL mode.
+    private static func passive(_ connection: DatabaseQueue) throws -> (frames: Int, nice: Int) {
+        let (frames, nice) = try connection.inDatabase { db in (try db.checkpoint(.passive).walFrameCount, currentNice()) }
         guard frames >= 0 else { throw StoreError("cannot checkpoint: the database is not in WAL mode") }
-        return Int(frames)
+        return (frames, nice)
     }
 
-    func close() {
-        lock.lock()
-        defer { lock.unlock() }
-        sqlite3_close_v2(handle)
-        handle = nil
+    /// The calling thread's nice value (0 where threads have none of their own).
+    private static func currentNice() -> Int {
+        #if os(Linux)
+        return Int(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0))
+        #else
+        return 0
+        #endif
     }
 }
