@@ -48,11 +48,10 @@ public struct CheckpointPolicy: Sendable, Equatable {
 /// The background checkpoint thread of one `SQLiteStore` (see `CheckpointPolicy`).
 ///
 /// A thread of its own, with a SQLite connection of its own that only it uses: a checkpoint
-/// copies megabytes through the kernel and blocks in fsync for milliseconds. Run through GRDB's
-/// asynchronous calls it ran on a shared dispatch worker and held a core away from requests (a
-/// p99 of 10–13 ms at 3,000 requests/s while the median was 1.5 ms); called synchronously from
-/// this thread (a serial queue's `sync` runs the work on the calling thread), at a lower
-/// scheduling weight (nice +10, Linux), requests come first and the copying fills idle time.
+/// copies megabytes through the kernel and blocks in fsync for milliseconds, so it runs at a
+/// lower scheduling weight (nice +10, Linux) — requests come first and the copying fills idle
+/// time. GRDB's synchronous call runs the work on this thread (a serial queue's `sync` runs on
+/// the calling thread; a test reads the nice value inside the call), not on a dispatch worker.
 final class WALCheckpointer: Sendable {
     private let pool: DatabasePool
     private let connection: DatabaseQueue
