@@ -93,25 +93,20 @@ public struct GroupedTopKSelector: Sendable {
                 precondition(g < groupCount, "Row \(row) is in group \(g) of \(groupCount)")
                 counts[g] &+= 1
                 let score = scores[row]
-                // Most rows stop at this comparison. An equal score comes with a higher row: it
-                // ranks below the kept one.
-                if score > worst[g] {
-                    let base = g &* k
-                    if sizes[g] < k {
-                        siftUp(heapScores, heapRows, base: base, at: sizes[g], score: score, row: row)
-                        sizes[g] &+= 1
-                        if sizes[g] == k { worst[g] = heapScores[base] }
-                    } else {
-                        heapScores[base] = score
-                        heapRows[base] = row
-                        siftDown(heapScores, heapRows, base: base, size: k)
-                        worst[g] = heapScores[base]
-                    }
-                } else if score == -.infinity && sizes[g] < k {
-                    // A −∞ score is kept while the group has room, like any other.
-                    siftUp(heapScores, heapRows, base: g &* k, at: sizes[g], score: score, row: row)
+                // Most rows stop at the first comparison. An equal score comes with a higher row:
+                // it ranks below the kept one. A −∞ score is kept while the group has room, like
+                // any other (it does not beat the −∞ a filling group compares with).
+                guard score > worst[g] || (score == -.infinity && sizes[g] < k) else { continue }
+                let base = g &* k
+                if sizes[g] < k {
+                    siftUp(heapScores, heapRows, base: base, at: sizes[g], score: score, row: row)
                     sizes[g] &+= 1
-                    if sizes[g] == k { worst[g] = heapScores[g &* k] }
+                    if sizes[g] == k { worst[g] = heapScores[base] }
+                } else {
+                    heapScores[base] = score
+                    heapRows[base] = row
+                    siftDown(heapScores, heapRows, base: base, size: k)
+                    worst[g] = heapScores[base]
                 }
             }
         }

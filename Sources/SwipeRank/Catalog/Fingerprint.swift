@@ -1,24 +1,32 @@
 /// FNV-1a, 64 bits: a fast, stable (unseeded, unlike `Hasher`) digest for fingerprints that
 /// must agree across processes and machines. Not cryptographic: it detects accidents (another
 /// catalog, another configuration, a hand-edited snapshot), not a determined forger.
-struct FNV1a64 {
-    private(set) var state: UInt64 = 0xCBF2_9CE4_8422_2325
+package struct FNV1a64 {
+    /// The digest so far.
+    package private(set) var state: UInt64 = 0xCBF2_9CE4_8422_2325
 
-    mutating func combine(byte: UInt8) {
+    /// An empty digest.
+    package init() {}
+
+    /// Adds one byte.
+    package mutating func combine(byte: UInt8) {
         state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
     }
 
-    mutating func combine(_ value: UInt64) {
+    /// Adds a value's eight bytes, least significant first.
+    package mutating func combine(_ value: UInt64) {
         var v = value
         for _ in 0..<8 { combine(byte: UInt8(truncatingIfNeeded: v)); v >>= 8 }
     }
 
-    mutating func combine(_ text: String) {
+    /// Adds a string's UTF-8 bytes and a separator.
+    package mutating func combine(_ text: String) {
         for byte in text.utf8 { combine(byte: byte) }
         combine(byte: 0xFF)  // Not UTF-8: separates consecutive strings.
     }
 
-    var hexDigest: String {
+    /// The digest as 16 lowercase hex digits.
+    package var hexDigest: String {
         let hex = String(state, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
     }

@@ -27,13 +27,9 @@ enum WireJSON {
     /// SHA-256 (hex) of the canonical encoding: what "the same request" means for a retry.
     static func digest<T: Encodable>(_ value: T) -> String {
         let canonical = (try? encode(value)) ?? Data()
-        let digits = Array("0123456789abcdef".utf8)
         var hex = [UInt8]()
         hex.reserveCapacity(64)
-        for byte in SHA256.hash(data: canonical) {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 15)])
-        }
+        for byte in SHA256.hash(data: canonical) { Hex.append(byte, to: &hex) }
         return String(decoding: hex, as: UTF8.self)
     }
 
@@ -388,5 +384,16 @@ struct SummaryJSON: Sendable {
     func json(of summary: ItemSummary) -> [UInt8]? {
         guard let row = catalog.row(of: summary.id), summary.name == catalog.names[row] else { return nil }
         return bytes[row]
+    }
+}
+
+/// Lowercase hex digits for ids and digests.
+enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    /// Appends `byte` as two lowercase hex digits.
+    static func append(_ byte: UInt8, to text: inout [UInt8]) {
+        text.append(digits[Int(byte >> 4)])
+        text.append(digits[Int(byte & 15)])
     }
 }

@@ -70,13 +70,11 @@ enum RequestIDs {
         }
         bytes[6] = 0x40 | (bytes[6] & 0x0F)   // version 4
         bytes[8] = 0x80 | (bytes[8] & 0x3F)   // RFC 4122 variant
-        let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(36)
         for (i, byte) in bytes.enumerated() {
             if i == 4 || i == 6 || i == 8 || i == 10 { text.append(UInt8(ascii: "-")) }
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 15)])
+            Hex.append(byte, to: &text)
         }
         return String(decoding: text, as: UTF8.self)
     }

@@ -64,9 +64,9 @@ public struct ServiceOptions: Sendable {
     /// - Parameter studentID: The student.
     /// - Returns: The stagger, the same for the same id in every process.
     public func snapshotStagger(for studentID: String) -> Int {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in studentID.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return Int(hash % UInt64(max(1, snapshotInterval / 2)))
+        var hasher = FNV1a64()
+        hasher.combine(studentID)
+        return Int(hasher.state % UInt64(max(1, snapshotInterval / 2)))
     }
 
     /// Milliseconds since 1970 (tests pass a fixed clock).
@@ -141,6 +141,7 @@ final class StudentService<M: ServableMatcher>: Sendable {
                     return outcome.result
                 }
                 precondition(outcome.update.profile == nil, "profile changes go through setProfile, which rebuilds the session")
+                precondition(outcome.update.snapshot == nil, "snapshots are written by `snapshots`, after the append")
                 switch try await store.append(outcome.events, to: studentID, expectedVersion: live.record.version, update: outcome.update) {
                 case let .appended(version):
                     live.record.version = version
@@ -148,13 +149,9 @@ final class StudentService<M: ServableMatcher>: Sendable {
                     // A due snapshot is written after this request is answered (its encoding and
                     // pages were the slowest part of the requests that carried one). Counted as
                     // taken now: if its write is lost, the next rebuild only replays more events.
-                    if outcome.update.snapshot == nil,
-                       options.snapshotDue(eventsSince: version - live.record.snapshotVersion, historySize: live.history,
+                    if options.snapshotDue(eventsSince: version - live.record.snapshotVersion, historySize: live.history,
                                            historyAtLast: live.snapshotHistory, stagger: options.snapshotStagger(for: studentID)),
                        snapshots.submit(live.session, studentID: studentID, version: version, createdAt: live.record.createdAt) {
-                        live.record.snapshotVersion = version
-                        live.snapshotHistory = live.history
-                    } else if outcome.update.snapshot != nil {
                         live.record.snapshotVersion = version
                         live.snapshotHistory = live.history
                     }
