@@ -24,14 +24,17 @@ public enum PopulationFit {
     ///   - students: The students of the log (their profiles give the cold start and terms).
     ///   - interactions: Their swipes, in any order.
     ///   - itemPrecision: The item effects' shrinkage, in swipes (> 0).
+    ///   - exposureWeight: β ≥ 0, the weight of the exposure effects (0: none, for logs the
+    ///     engine served).
     /// - Returns: The prior.
     /// - Throws: `DataError` for an interaction naming an unknown student or item, a profile
     ///   the matcher rejects, or a non-finite model state.
     /// - Complexity: O(swipes × D²) for the models, O(swipes × D) for the residuals.
     public static func fit<M: Matcher>(engine: SwipeEngine<M>, students: [DatasetStudent<M.Profile>], interactions: [Interaction],
-                                       itemPrecision: Double = 5) throws -> PopulationPrior {
+                                       itemPrecision: Double = 5, exposureWeight: Double = 0) throws -> PopulationPrior {
         precondition(engine.population == nil, "fit a population prior with an engine that has none")
         precondition(itemPrecision > 0 && itemPrecision.isFinite, "itemPrecision must be positive")
+        precondition(exposureWeight >= 0 && exposureWeight.isFinite, "exposureWeight must be finite and not negative")
         let catalog = engine.matcher.catalog
         let byID = Dictionary(students.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var logs: [String: [(row: Int, x: Interaction)]] = [:]
@@ -48,6 +51,7 @@ public enum PopulationFit {
         var shift = [Double](repeating: 0, count: d + k)
         var residual = [Double](repeating: 0, count: catalog.count), curvature = [Double](repeating: 0, count: catalog.count)
         var fitted = 0, swipes = 0
+        var swipedBy = [Int](repeating: 0, count: catalog.count)  // students who swiped each item
         let scale = engine.matcher.calibration.scale
         // Students in a fixed order (the log's first appearance does not matter).
         for id in logs.keys.sorted() {
@@ -71,13 +75,117 @@ public enum PopulationFit {
                 residual[entry.row] += (entry.x.action == .like ? 1 : 0) - p
                 curvature[entry.row] += p * (1 - p)
             }
+            for row in Set(log.map(\.row)) { swipedBy[row] += 1 }
             fitted += 1
             swipes += log.count
         }
         if fitted > 0 { for i in shift.indices { shift[i] /= Double(fitted) } }
         let effects = (0..<catalog.count).map { scale * residual[$0] / (curvature[$0] + itemPrecision / 4) }
+        var exposure: [Double]?
+        if exposureWeight > 0 && catalog.count > 0 {
+            let logShare = swipedBy.map { log((Double($0) + 0.5) / (Double(fitted) + 1)) }
+            let mean = logShare.reduce(0, +) / Double(logShare.count)
+            exposure = logShare.map { exposureWeight * scale * ($0 - mean) }
+        }
         return PopulationPrior(catalogFingerprint: engine.catalogFingerprint, featureCount: d, termNames: engine.matcher.termNames,
-                               weightShift: shift, itemEffects: effects, students: fitted, swipes: swipes, itemPrecision: itemPrecision)
+                               weightShift: shift, itemEffects: effects, students: fitted, swipes: swipes, itemPrecision: itemPrecision,
+                               exposureWeight: exposure == nil ? 0 : exposureWeight, exposureEffects: exposure)
+    }
+
+    /// How a fit on a log weighs exposure.
+    public enum ExposureWeight: Sendable, Hashable {
+        /// This β (0: no exposure term).
+        case fixed(Double)
+        /// β chosen by `chooseExposureWeight` on the swipes fitted on.
+        case chosen
+    }
+
+    /// The exposure weights `chooseExposureWeight` tries by default.
+    public static let exposureWeightCandidates: [Double] = [0, 0.5, 1, 1.5, 2, 3, 4]
+
+    /// What `chooseExposureWeight` found.
+    public struct ExposureWeightChoice: Sendable, Hashable {
+        /// The chosen β: the candidate with the best validation NDCG@k (the smallest on a tie).
+        public let weight: Double
+        /// Every candidate with its mean validation NDCG@k, in the order tried.
+        public let candidates: [Candidate]
+        /// Students with a validation like (those the means are over).
+        public let students: Int
+
+        /// One candidate's result.
+        public struct Candidate: Sendable, Hashable {
+            /// β.
+            public let weight: Double
+            /// Mean NDCG@k over the validation students.
+            public let ndcg: Double
+        }
+    }
+
+    /// Chooses the exposure weight β by a documented procedure that never sees a held-out swipe:
+    /// each student's log is split in time (the last `validationFraction` to validate, the rest
+    /// to fit); a prior is fitted on the fit parts; each student learns their own fit part on
+    /// top of it, exactly as `ReplayEvaluator` learns; and every candidate ranks the items the
+    /// student did not swipe in the fit part, scored by tie-aware NDCG@k on the validation
+    /// likes — the full-catalog question a log of chosen swipes asks. Pass only training swipes:
+    /// the procedure must not see what the prior is later evaluated on.
+    ///
+    /// - Parameters:
+    ///   - engine: The engine (without a population prior).
+    ///   - students: The students of the log.
+    ///   - interactions: Their swipes (training swipes only).
+    ///   - candidates: β values ≥ 0 to try (at least one).
+    ///   - validationFraction: The share of each student's swipes validated on, in (0, 1).
+    ///   - k: The cut-off (> 0).
+    ///   - itemPrecision: The item effects' shrinkage, as in `fit`.
+    /// - Returns: The choice and every candidate's score.
+    /// - Throws: Errors of `fit`.
+    /// - Complexity: O(swipes × D² + students × candidates × N log N).
+    public static func chooseExposureWeight<M: Matcher>(engine: SwipeEngine<M>, students: [DatasetStudent<M.Profile>],
+                                                        interactions: [Interaction], candidates: [Double] = exposureWeightCandidates,
+                                                        validationFraction: Double = 0.3, k: Int = 10,
+                                                        itemPrecision: Double = 5) throws -> ExposureWeightChoice {
+        precondition(!candidates.isEmpty && candidates.allSatisfy { $0 >= 0 && $0.isFinite }, "candidates must be finite and not negative")
+        precondition(validationFraction > 0 && validationFraction < 1 && k > 0, "a validation fraction in (0, 1) and k > 0")
+        let catalog = engine.matcher.catalog
+        var byStudent: [String: [Interaction]] = [:]
+        for x in interactions { byStudent[x.studentID, default: []].append(x) }
+        var fitPart: [Interaction] = [], validation: [String: [Interaction]] = [:]
+        for (id, log) in byStudent {
+            let sorted = log.sorted { ($0.timestamp, $0.itemID) < ($1.timestamp, $1.itemID) }
+            let cut = Int((Double(sorted.count) * (1 - validationFraction)).rounded(.down))
+            fitPart += sorted[..<cut]
+            validation[id] = Array(sorted[cut...])
+        }
+        // Exposure effects are linear in β: fit once at β = 1 and scale.
+        let unit = try fit(engine: engine, students: students, interactions: fitPart, itemPrecision: itemPrecision, exposureWeight: 1)
+        let base = PopulationPrior(catalogFingerprint: unit.catalogFingerprint, featureCount: unit.featureCount, termNames: unit.termNames,
+                                   weightShift: unit.weightShift, itemEffects: unit.itemEffects, students: unit.students,
+                                   swipes: unit.swipes, itemPrecision: unit.itemPrecision)
+        let prior = try engine.withPopulation(base)
+        let exposure = (unit.exposureEffects ?? []).map(Float.init)
+        var fitByStudent: [String: [Interaction]] = [:]
+        for x in fitPart { fitByStudent[x.studentID, default: []].append(x) }
+        var sums = [Double](repeating: 0, count: candidates.count), counted = 0
+        for student in students.sorted(by: { $0.id < $1.id }) {
+            let likes = Set((validation[student.id] ?? []).filter { $0.action == .like }.compactMap { catalog.row(of: $0.itemID) })
+            guard !likes.isEmpty else { continue }
+            let train = fitByStudent[student.id] ?? []
+            let scores = try ReplayEvaluator.learnedScores(engine: prior, profile: student.profile, train: train).learned
+            let trained = Set(train.compactMap { catalog.row(of: $0.itemID) })
+            let rows = (0..<catalog.count).filter { !trained.contains($0) }
+            let relevant = rows.map(likes.contains)
+            for (c, beta) in candidates.enumerated() {
+                let b = Float(beta)
+                let ranked = rows.map { scores[$0] + b * exposure[$0] }
+                sums[c] += RankingMetrics.tieAware(scores: ranked, relevant: relevant, k: k).ndcg
+            }
+            counted += 1
+        }
+        let means = sums.map { counted == 0 ? 0 : $0 / Double(counted) }
+        var best = 0
+        for c in means.indices where means[c] > means[best] || (means[c] == means[best] && candidates[c] < candidates[best]) { best = c }
+        return ExposureWeightChoice(weight: candidates[best], candidates: zip(candidates, means).map { .init(weight: $0, ndcg: $1) },
+                                    students: counted)
     }
 }
 

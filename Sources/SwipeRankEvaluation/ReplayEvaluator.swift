@@ -11,7 +11,9 @@ import SwipeRankNumerics
 /// **population_prior** (a `PopulationPrior` fitted on every student's training swipes, never a
 /// held-out one: the shifted cold start plus the item effects, no learning) and
 /// **engine_population_prior** (that prior, then the student's training swipes learned on top)
-/// — whether learning keeps what a strong prior knows; for an engine without either, also
+/// — whether learning keeps what a strong prior knows (with `exposureWeight`, that prior also
+/// ranks by how often people chose each item: `PopulationFit`; a swipe AUC is then computed
+/// without the exposure effects, as a card's match score is); for an engine without either, also
 /// **engine_student_bias** and **engine_population_prior_bias** (the same two learners with an
 /// intercept per student, `EngineConfiguration.studentBias`, the prior fitted under it). Each
 /// ranks every school the student has not swiped in training (a full ranking, no sampled
@@ -32,6 +34,9 @@ import SwipeRankNumerics
 public struct ReplayEvaluator<M: Matcher>: Sendable {
     /// The engine whose learner and catalog are used.
     public let engine: SwipeEngine<M>
+    /// The exposure weight of the population prior the replay fits (0 by default: right for a
+    /// log the engine served; `.chosen` for a log of swipes people chose, such as ratings).
+    public var exposureWeight: PopulationFit.ExposureWeight = .fixed(0)
 
     /// The results type.
     public typealias PolicyResult = ReplayPolicyResult
@@ -67,7 +72,59 @@ public struct ReplayPolicyResult: Sendable {
     }
 }
 
+/// What a replay found: every policy's results, and how the exposure weight was chosen.
+public struct ReplayOutcome: Sendable {
+    /// The policies' results, in `ReplayEvaluator.run`'s order.
+    public var results: [ReplayPolicyResult]
+    /// The exposure weight the population prior used (0 without one).
+    public var exposureWeight: Double
+    /// The procedure's table, when the weight was chosen (`PopulationFit.ExposureWeight.chosen`).
+    public var exposureChoice: PopulationFit.ExposureWeightChoice?
+}
+
 extension ReplayEvaluator {
+    /// A student's scores under an engine before learning (its cold start) and after the
+    /// training swipes, learned as the replay learns them (in the given order, each card told
+    /// its population item effect; a swipe the model cannot take is skipped).
+    ///
+    /// - Parameters:
+    ///   - engine: The engine.
+    ///   - profile: The student's profile.
+    ///   - train: The training swipes, in time order.
+    /// - Returns: Raw ranking scores, one per item, before and after.
+    /// - Throws: `DataError` for a profile the matcher rejects.
+    /// - Complexity: O(swipes × D² + N × D).
+    static func learnedScores(engine: SwipeEngine<M>, profile: M.Profile, train: [Interaction]) throws -> (cold: [Float], learned: [Float]) {
+        let catalog = engine.matcher.catalog
+        let resolved = try engine.matcher.student(profile)
+        var model = engine.coldStartModel(for: resolved)
+        let k = resolved.terms.names.count
+        var cold: [Float] = [], learned: [Float] = []
+        engine.rawScores(weights: model.weights(featureCount: catalog.dimension, termCount: k), student: resolved, into: &cold)
+        for x in train {
+            guard let row = catalog.row(of: x.itemID) else { continue }
+            try? model.observe(engine.learningVector(row: row, student: resolved), liked: x.action == .like,
+                               itemOffset: engine.itemOffset(row: row))
+        }
+        engine.rawScores(weights: model.weights(featureCount: catalog.dimension, termCount: k), student: resolved, into: &learned)
+        return (cold, learned)
+    }
+
+    /// Runs the replay (`replay(students:interactions:k:trainFraction:seed:)`'s results).
+    ///
+    /// - Parameters:
+    ///   - students: The students.
+    ///   - interactions: Their logged swipes.
+    ///   - k: The cut-off.
+    ///   - trainFraction: The share of each student's swipes used for learning.
+    ///   - seed: Seeds the random policy.
+    /// - Returns: The policies' results.
+    /// - Throws: As `replay`.
+    public func run(students: [DatasetStudent<M.Profile>], interactions: [Interaction], k: Int = 10,
+                    trainFraction: Double = 0.7, seed: UInt64) throws -> [PolicyResult] {
+        try replay(students: students, interactions: interactions, k: k, trainFraction: trainFraction, seed: seed).results
+    }
+
     /// Runs the replay.
     ///
     /// - Parameters:
@@ -79,10 +136,12 @@ extension ReplayEvaluator {
     /// - Returns: Results for engine, profile_only, popularity, random (then population_prior and
     ///   engine_population_prior when the engine has no population prior, and
     ///   engine_student_bias and engine_population_prior_bias when it has neither a prior nor a
-    ///   bias).
+    ///   bias), with the exposure weight used and, when chosen, the procedure's table.
     /// - Throws: `DataError` for an interaction naming an unknown student or school.
-    public func run(students: [DatasetStudent<M.Profile>], interactions: [Interaction], k: Int = 10,
-                    trainFraction: Double = 0.7, seed: UInt64) throws -> [PolicyResult] {
+    /// - Complexity: O(swipes × D² × policies + students × policies × N log N), plus
+    ///   `PopulationFit.chooseExposureWeight` when the weight is chosen.
+    public func replay(students: [DatasetStudent<M.Profile>], interactions: [Interaction], k: Int = 10,
+                       trainFraction: Double = 0.7, seed: UInt64) throws -> ReplayOutcome {
         precondition(k > 0 && trainFraction > 0 && trainFraction < 1, "k > 0 and a train fraction in (0, 1)")
         let catalog = engine.matcher.catalog
         let byID = Dictionary(uniqueKeysWithValues: students.map { ($0.id, $0) })
@@ -107,15 +166,27 @@ extension ReplayEvaluator {
         for (_, train, _) in splits { for x in train where x.action == .like { likeCounts[catalog.row(of: x.itemID)!] += 1 } }
 
         // A population prior from everyone's training swipes (never a held-out one): the
-        // strong prior whose ranking learning must not spoil.
+        // strong prior whose ranking learning must not spoil. Its exposure weight, if chosen,
+        // is chosen on the training swipes too.
+        let training = splits.flatMap(\.train)
+        var choice: PopulationFit.ExposureWeightChoice?
+        var beta = 0.0
+        if engine.population == nil {
+            switch exposureWeight {
+            case .fixed(let value): beta = value
+            case .chosen:
+                choice = try PopulationFit.chooseExposureWeight(engine: engine, students: students, interactions: training, k: k)
+                beta = choice!.weight
+            }
+        }
         let populationEngine = engine.population != nil ? nil
-            : try engine.withPopulation(PopulationFit.fit(engine: engine, students: students, interactions: splits.flatMap(\.train)))
+            : try engine.withPopulation(PopulationFit.fit(engine: engine, students: students, interactions: training, exposureWeight: beta))
         // The same learner with an intercept per student (`EngineConfiguration.studentBias`):
         // a student who dislikes most of what they rate moves the intercept, not every weight.
         let biasEngine = engine.configuration.studentBias || engine.population != nil ? nil
             : engine.reconfigured { $0.studentBias = true }
         let biasPopulationEngine = try biasEngine.map {
-            try $0.withPopulation(PopulationFit.fit(engine: $0, students: students, interactions: splits.flatMap(\.train)))
+            try $0.withPopulation(PopulationFit.fit(engine: $0, students: students, interactions: training, exposureWeight: beta))
         }
         let names = ["engine", "profile_only", "popularity", "random"]
             + (populationEngine == nil ? [] : ["population_prior", "engine_population_prior"])
@@ -124,35 +195,26 @@ extension ReplayEvaluator {
         var ips = names.map { _ in (likes: 0.0, weight: 0.0) }
         var rng = SplitMix64(seed: seed)
         for (student, train, test) in splits {
-            let resolved = try engine.matcher.student(student.profile)
             let trainRows = Set(train.map { catalog.row(of: $0.itemID)! })
-            // An engine's scores before learning (its cold start) and after the training swipes,
-            // learned as a session learns them.
-            func coldAndLearned(_ engine: SwipeEngine<M>) -> (cold: [Float], learned: [Float]) {
-                var model = engine.coldStartModel(for: resolved)
-                let k = resolved.terms.names.count
-                var cold: [Float] = [], learned: [Float] = []
-                engine.rawScores(weights: model.weights(featureCount: catalog.dimension, termCount: k), student: resolved, into: &cold)
-                for x in train {
-                    let row = catalog.row(of: x.itemID)!
-                    try? model.observe(engine.learningVector(row: row, student: resolved), liked: x.action == .like,
-                                       itemOffset: engine.itemOffset(row: row))
-                }
-                engine.rawScores(weights: model.weights(featureCount: catalog.dimension, termCount: k), student: resolved, into: &learned)
-                return (cold, learned)
+            func coldAndLearned(_ engine: SwipeEngine<M>) throws -> (cold: [Float], learned: [Float]) {
+                try Self.learnedScores(engine: engine, profile: student.profile, train: train)
             }
             let randomScores = (0..<catalog.count).map { _ in Float.random(in: 0..<1, using: &rng) }
-            let plain = coldAndLearned(engine)
+            let plain = try coldAndLearned(engine)
             let testLikes = Set(test.filter { $0.action == .like }.map { catalog.row(of: $0.itemID)! })
             var policyScores = [plain.learned, plain.cold, likeCounts, randomScores]
+            // Per policy, whether its scores hold exposure effects to take off for a swipe AUC.
+            var exposed = [false, false, false, false]
             if let populationEngine {
                 // The prior alone (the shifted cold start plus the item effects), then learning
                 // from the student's own training swipes on top of it.
-                let population = coldAndLearned(populationEngine)
+                let population = try coldAndLearned(populationEngine)
                 policyScores += [population.cold, population.learned]
+                exposed += [true, true]
             }
             if let biasEngine, let biasPopulationEngine {
-                policyScores += [coldAndLearned(biasEngine).learned, coldAndLearned(biasPopulationEngine).learned]
+                policyScores += [try coldAndLearned(biasEngine).learned, try coldAndLearned(biasPopulationEngine).learned]
+                exposed += [false, true]
             }
             // The held-out swipes themselves, for the question a deck asks of each card shown: will
             // this student like it? (The last answer counts where an item was swiped twice.)
@@ -177,7 +239,11 @@ extension ReplayEvaluator {
                     results[p].metrics["mrr", default: []].append(RankingMetrics.reciprocalRank(ranking: ranking, relevant: testLikes))
                     if let auc = tied.auc { results[p].metrics["auc", default: []].append(auc) }
                 }
-                if let auc = RankingMetrics.tieAware(scores: swipedRows.map { scores[$0] }, relevant: swipedRows.map { heldOut[$0]! }, k: 1).auc {
+                // Will the student like the card shown: the match score's question, so without
+                // the exposure effects (which only order the deck).
+                let matchEngine = exposed[p] ? populationEngine : nil
+                let matchScores = swipedRows.map { matchEngine?.matchRaw(scores[$0], row: $0) ?? scores[$0] }
+                if let auc = RankingMetrics.tieAware(scores: matchScores, relevant: swipedRows.map { heldOut[$0]! }, k: 1).auc {
                     results[p].metrics["swipe_auc", default: []].append(auc)
                 }
                 // IPS over the held-out swipes: the policy's pick among schools not yet swiped.
@@ -200,6 +266,6 @@ extension ReplayEvaluator {
         for p in names.indices where results[p].ipsMatches > 0 {
             results[p].ipsLikeRate = ips[p].likes / ips[p].weight
         }
-        return results
+        return ReplayOutcome(results: results, exposureWeight: populationEngine?.population?.exposureWeight ?? 0, exposureChoice: choice)
     }
 }

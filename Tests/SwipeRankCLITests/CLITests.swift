@@ -247,6 +247,22 @@ struct EvaluateTests {
         let items = try CLI.run(["fit-prior", "--output", file, "--interactions", "datasets/restaurants/swipes.csv",
                                  "--schema", "datasets/restaurants/restaurants.schema.json", "--catalog", "datasets/restaurants/restaurants.csv"])
         #expect(items.status == 0 && items.stdout.contains("fitted on 60 students, 1200 swipes"), "\(items.stderr)")
+        // --exposure-weight: a number writes a version 2 prior with one exposure effect per item;
+        // auto prints the procedure's table; evaluate's replay takes it too; bad values are errors.
+        let restaurants = ["--interactions", "datasets/restaurants/swipes.csv", "--schema", "datasets/restaurants/restaurants.schema.json",
+                           "--catalog", "datasets/restaurants/restaurants.csv"]
+        let exposed = try CLI.run(["fit-prior", "--output", file, "--exposure-weight", "1.5"] + restaurants)
+        #expect(exposed.status == 0 && exposed.stdout.contains("exposure weight β = 1.5"), "\(exposed.stderr)")
+        let v2 = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any]
+        #expect(v2?["version"] as? Int == 2 && v2?["exposure_weight"] as? Double == 1.5 && (v2?["exposure_effects"] as? [Double])?.count == 80)
+        let auto = try CLI.run(["fit-prior", "--output", file, "--exposure-weight", "auto"] + restaurants)
+        #expect(auto.status == 0 && auto.stdout.contains("exposure weight chosen on") && auto.stdout.contains("β=0.0 "), "\(auto.stderr)")
+        let replay = try CLI.run(["evaluate", "--skip-simulation", "--exposure-weight", "auto"] + restaurants)
+        #expect(replay.status == 0 && replay.stdout.contains("exposure weight β chosen on the training swipes"), "\(replay.stderr)")
+        for bad in ["-1", "x", "nan"] {
+            let refused = try CLI.run(["fit-prior", "--output", file, "--exposure-weight", bad])
+            #expect(refused.status != 0 && refused.stderr.contains("exposure-weight"), "\(bad): \(refused.stderr)")
+        }
     }
 
     @Test("--term-basis: expanded serves the same cold start and fits a prior over six terms; bad values and --schema are errors")

@@ -143,7 +143,8 @@ struct PopulationPriorTests {
             let bytes = try! JSONSerialization.data(withJSONObject: change(object))
             do { _ = try PopulationPrior.decode(json: bytes, source: "p.json"); return "" } catch { return error.description }
         }
-        #expect(decodeError { var o = $0; o["version"] = 2; return o }.contains("version"))
+        #expect(decodeError { var o = $0; o["version"] = 3; return o }.contains("version"))
+        #expect(decodeError { var o = $0; o["version"] = 2; return o }.contains("exposure_weight"), "version 2 has an exposure term")
         #expect(decodeError { var o = $0; o["weight_shift"] = [1.0]; return o }.contains("weight_shift"))
         #expect(decodeError { var o = $0; o["item_precision"] = 0; return o }.contains("item_precision"))
         #expect(decodeError { var o = $0; o["surprise"] = 1; return o }.contains("surprise"))

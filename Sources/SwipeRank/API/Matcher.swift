@@ -159,9 +159,10 @@ extension Matcher {
     /// The best `count` items by `raw` (every item's raw score, the caller's: the cold start's,
     /// or a session's with the population's item effects) whose `skip` flag is false, as cards
     /// (ties to the lower row): `recommendations(for:weights:count:workspace:)` over part of the
-    /// catalog.
+    /// catalog. `matchOffsets` (a population's exposure effects) are taken off `raw` for the
+    /// cards' match scores: they order the cards but say nothing of a match.
     func recommendations(for student: Student, weights: PreferenceWeights, raw: [Float], count: Int,
-                         skipping skip: [Bool]) -> [Recommendation] {
+                         skipping skip: [Bool], matchOffsets: [Float]? = nil) -> [Recommendation] {
         var rows: [Int] = [], scores: [Float] = []
         rows.reserveCapacity(catalog.count)
         scores.reserveCapacity(catalog.count)
@@ -172,6 +173,9 @@ extension Matcher {
         var selector = TopKSelector()
         var picked: [Int] = []
         selector.select(k: max(0, min(count, rows.count)), from: scores, into: &picked)
-        return picked.map { card(row: rows[$0], raw: raw[rows[$0]], student: student, weights: weights, isProbe: false) }
+        return picked.map {
+            let row = rows[$0]
+            return card(row: row, raw: raw[row] - (matchOffsets?[row] ?? 0), student: student, weights: weights, isProbe: false)
+        }
     }
 }

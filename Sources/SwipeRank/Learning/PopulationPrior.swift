@@ -14,14 +14,22 @@ import SwipeRankNumerics
 ///   a Gaussian prior (`itemPrecision` pseudo-observations), so an item seen a few times gets
 ///   an effect near 0. Added to the item's raw score for every student (ranking, match score,
 ///   and the prediction each swipe is learned against).
+/// - **Exposure effects** (optional, format version 2): per item, how often the population
+///   chose to swipe it at all — `β × scale × (log((n + ½)/(S + 1)) − its mean over items)` for an
+///   item swiped by n of the log's S students. Only for logs where people chose what to swipe
+///   (ratings, visits), never for logs the engine served (there exposure is the engine's own
+///   choice, and ranking by it would feed back on itself). Added to the ranking only: the match
+///   score and the prediction each swipe is learned against stay "will this student like the
+///   card shown", which exposure does not answer.
 ///
 /// The file is versioned JSON and names the catalog it was fitted on (its fingerprint) and the
 /// model's layout, so it is never applied to another catalog. Sessions learned under one prior
 /// are restored only under the same one (snapshots carry its digest).
 public struct PopulationPrior: Sendable, Hashable, Codable {
-    /// The file format's version this code writes and reads.
-    public static let currentVersion = 1
-    /// The format's version of this prior.
+    /// The newest file format version this code writes and reads: 1 without exposure effects
+    /// (the first format, still written so earlier priors keep their digests), 2 with them.
+    public static let currentVersion = 2
+    /// The format's version of this prior: 2 when it has exposure effects, else 1.
     public let version: Int
     /// `Catalog.fingerprint` of the catalog it was fitted on.
     public let catalogFingerprint: String
@@ -39,6 +47,11 @@ public struct PopulationPrior: Sendable, Hashable, Codable {
     public let swipes: Int
     /// The prior precision of an item effect, in swipes (the shrinkage).
     public let itemPrecision: Double
+    /// β, the weight of the exposure term (0: none; then `exposureEffects` is nil).
+    public let exposureWeight: Double
+    /// One exposure effect per catalog row, in raw-score units, added to the ranking only; nil
+    /// without an exposure term.
+    public let exposureEffects: [Double]?
 
     /// Creates a prior (normally through the fit).
     ///
@@ -51,9 +64,13 @@ public struct PopulationPrior: Sendable, Hashable, Codable {
     ///   - students: Students fitted on.
     ///   - swipes: Swipes fitted on.
     ///   - itemPrecision: The item effects' shrinkage, > 0.
+    ///   - exposureWeight: β ≥ 0; 0 means no exposure term.
+    ///   - exposureEffects: One per item when β > 0, else nil.
     public init(catalogFingerprint: String, featureCount: Int, termNames: [String], weightShift: [Double], itemEffects: [Double],
-                students: Int, swipes: Int, itemPrecision: Double) {
-        version = Self.currentVersion
+                students: Int, swipes: Int, itemPrecision: Double, exposureWeight: Double = 0, exposureEffects: [Double]? = nil) {
+        precondition(exposureWeight >= 0 && exposureWeight.isFinite && (exposureWeight > 0) == (exposureEffects != nil),
+                     "exposure effects exactly when the exposure weight is positive")
+        version = exposureEffects == nil ? 1 : 2
         self.catalogFingerprint = catalogFingerprint
         self.featureCount = featureCount
         self.termNames = termNames
@@ -62,15 +79,19 @@ public struct PopulationPrior: Sendable, Hashable, Codable {
         self.students = students
         self.swipes = swipes
         self.itemPrecision = itemPrecision
+        self.exposureWeight = exposureWeight
+        self.exposureEffects = exposureEffects
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case version, catalogFingerprint = "catalog_fingerprint", featureCount = "feature_count", termNames = "term_names"
         case weightShift = "weight_shift", itemEffects = "item_effects", students, swipes, itemPrecision = "item_precision"
+        case exposureWeight = "exposure_weight", exposureEffects = "exposure_effects"
     }
 
     /// Decodes a prior and checks it is one: a known version, d + k finite shifts, finite
-    /// effects, non-negative counts. Whether it fits a catalog is checked when an engine loads it.
+    /// effects, non-negative counts, exposure effects (one per item effect, β > 0) exactly in
+    /// version 2. Whether it fits a catalog is checked when an engine loads it.
     ///
     /// - Parameter decoder: The decoder.
     /// - Throws: `DecodingError` naming the field.
@@ -81,7 +102,9 @@ public struct PopulationPrior: Sendable, Hashable, Codable {
             DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: detail)
         }
         version = try c.decode(Int.self, forKey: .version)
-        guard version == Self.currentVersion else { throw fail(.version, "unknown population prior version \(version) (this build reads \(Self.currentVersion))") }
+        guard (1...Self.currentVersion).contains(version) else {
+            throw fail(.version, "unknown population prior version \(version) (this build reads 1…\(Self.currentVersion))")
+        }
         catalogFingerprint = try c.decode(String.self, forKey: .catalogFingerprint)
         featureCount = try c.decode(Int.self, forKey: .featureCount)
         termNames = try c.decode([String].self, forKey: .termNames)
@@ -97,6 +120,22 @@ public struct PopulationPrior: Sendable, Hashable, Codable {
         guard itemEffects.allSatisfy(\.isFinite) else { throw fail(.itemEffects, "must be finite") }
         guard students >= 0, swipes >= 0 else { throw fail(.students, "counts must not be negative") }
         guard itemPrecision.isFinite, itemPrecision > 0 else { throw fail(.itemPrecision, "must be positive and finite") }
+        if version == 1 {
+            // Version 1 has no exposure term; a file that mixes the two is not one the fit wrote.
+            for key in [CodingKeys.exposureWeight, .exposureEffects] where c.contains(key) {
+                throw fail(key, "is a version 2 field (this file says version 1)")
+            }
+            exposureWeight = 0
+            exposureEffects = nil
+        } else {
+            exposureWeight = try c.decode(Double.self, forKey: .exposureWeight)
+            guard exposureWeight.isFinite, exposureWeight > 0 else { throw fail(.exposureWeight, "must be positive and finite") }
+            let effects = try c.decode([Double].self, forKey: .exposureEffects)
+            guard effects.count == itemEffects.count, effects.allSatisfy(\.isFinite) else {
+                throw fail(.exposureEffects, "must hold \(itemEffects.count) finite values (one per item effect), has \(effects.count)")
+            }
+            exposureEffects = effects
+        }
     }
 
     /// Encodes the prior (snake_case keys).
@@ -113,6 +152,10 @@ public struct PopulationPrior: Sendable, Hashable, Codable {
         try c.encode(students, forKey: .students)
         try c.encode(swipes, forKey: .swipes)
         try c.encode(itemPrecision, forKey: .itemPrecision)
+        if let exposureEffects {
+            try c.encode(exposureWeight, forKey: .exposureWeight)
+            try c.encode(exposureEffects, forKey: .exposureEffects)
+        }
     }
 
     /// Parses a prior file.
@@ -149,6 +192,11 @@ public struct PopulationPrior: Sendable, Hashable, Codable {
         for v in weightShift { hasher.combine(v.bitPattern) }
         for v in itemEffects { hasher.combine(v.bitPattern) }
         hasher.combine(itemPrecision.bitPattern)
+        // Nothing more for version 1, so priors written before version 2 keep their digests.
+        if let exposureEffects {
+            hasher.combine(exposureWeight.bitPattern)
+            for v in exposureEffects { hasher.combine(v.bitPattern) }
+        }
         return hasher.hexDigest
     }
 }

@@ -203,6 +203,10 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     public let population: PopulationPrior?
     /// The population's item effects as Float raw-score offsets, one per row (nil: none).
     let itemOffsets: [Float]?
+    /// What the ranking adds per row: the item effects plus the exposure effects (nil: none).
+    let rankingOffsets: [Float]?
+    /// The population's exposure effects as Float offsets (nil: none): in the ranking only.
+    let exposureOffsets: [Float]?
 
     /// Bumped when the learning or serving code changes what a session does with the same
     /// catalog, configuration and swipes (part of `modelVersion`).
@@ -245,10 +249,17 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         self.catalogFingerprint = fingerprint
         self.population = population
         self.itemOffsets = population.map { $0.itemEffects.map(Float.init) }
+        self.exposureOffsets = population?.exposureEffects.map { $0.map(Float.init) }
+        if let itemOffsets, let exposureOffsets {
+            self.rankingOffsets = zip(itemOffsets, exposureOffsets).map { $0 + $1 }
+        } else {
+            self.rankingOffsets = itemOffsets
+        }
     }
 
     /// The same engine starting every student from what a population taught: the cold start
-    /// shifted by `prior.weightShift`, and each item's raw score moved by its effect.
+    /// shifted by `prior.weightShift`, and each item's raw score moved by its effect (and, in
+    /// the ranking, by its exposure effect when the prior has one).
     ///
     /// - Parameter prior: A prior fitted on this catalog.
     /// - Returns: The engine.
@@ -267,6 +278,11 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         }
         guard prior.itemEffects.count == matcher.catalog.count else {
             throw invalid("item_effects", "has \(prior.itemEffects.count) effects, the catalog \(matcher.catalog.count) items")
+        }
+        // Decoding already ties the exposure effects' count to the item effects'; a prior built
+        // in code is checked here.
+        if let exposure = prior.exposureEffects, exposure.count != matcher.catalog.count {
+            throw invalid("exposure_effects", "has \(exposure.count) effects, the catalog \(matcher.catalog.count) items")
         }
         return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: prior)
     }
@@ -291,8 +307,21 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     @inline(__always)
     public func itemOffset(row: Int) -> Double { itemOffsets.map { Double($0[row]) } ?? 0 }
 
+    /// The raw score a card's match score is computed from, given the item's ranking score from
+    /// `rawScores(weights:student:into:)`: that score without the item's exposure effect (the
+    /// same score when the prior has none). A match score says whether the student will like
+    /// the card; how often people chose the item only orders the deck.
+    ///
+    /// - Parameters:
+    ///   - raw: The item's ranking score.
+    ///   - row: Its catalog row.
+    /// - Returns: The score to calibrate.
+    /// - Complexity: O(1).
+    @inline(__always)
+    public func matchRaw(_ raw: Float, row: Int) -> Float { exposureOffsets.map { raw - $0[row] } ?? raw }
+
     /// Every item's raw score for a student's weights: `Catalog.scores(weights:terms:into:)`
-    /// plus the population's item effects, if any — what the engine ranks and shows.
+    /// plus the population's item effects and exposure effects, if any — what the engine ranks.
     ///
     /// - Parameters:
     ///   - weights: The student's weights.
@@ -301,7 +330,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// - Complexity: O(N × (d + k)).
     public func rawScores(weights: PreferenceWeights, student: M.Student, into scores: inout [Float]) {
         matcher.catalog.scores(weights: weights, terms: student.terms, into: &scores)
-        if let itemOffsets { for i in scores.indices { scores[i] += itemOffsets[i] } }
+        if let rankingOffsets { for i in scores.indices { scores[i] += rankingOffsets[i] } }
     }
 
     /// The same engine with a changed configuration (an evaluation ablation, a tuned variant).

@@ -56,6 +56,7 @@ extension SwipeSession {
         let weights = self.weights
         var raw: [Float] = []
         engine.rawScores(weights: weights, student: student, into: &raw)
-        return engine.matcher.recommendations(for: student, weights: weights, raw: raw, count: count, skipping: seen)
+        return engine.matcher.recommendations(for: student, weights: weights, raw: raw, count: count, skipping: seen,
+                                              matchOffsets: engine.exposureOffsets)
     }
 }

@@ -205,7 +205,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
                 row = batch.nextBest(pool: p)
             }
             batch.take(row: row, pool: p)
-            let card = engine.matcher.card(row: row, raw: raw[row], student: student, weights: weights, isProbe: isProbe)
+            let card = engine.matcher.card(row: row, raw: engine.matchRaw(raw[row], row: row), student: student, weights: weights,
+                                           isProbe: isProbe)
             served.append(ServedCard(position: position, row: row, cardID: catalog.ids[row], band: band, isProbe: isProbe,
                                      propensity: propensity, predictedMatch: card.matchScore, action: nil))
             servedIndexByRow[row] = served.count - 1
@@ -237,7 +238,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
             let rows = batch.unseen(pool: p)
             var closeness = [Float](repeating: 0, count: rows.count)
             let boundary = Float(engine.matcher.calibration.offset)
-            for (i, row) in rows.enumerated() { closeness[i] = -abs(raw[row] - boundary) }
+            // The boundary of the match score, so without the exposure effects.
+            for (i, row) in rows.enumerated() { closeness[i] = -abs(engine.matchRaw(raw[row], row: row) - boundary) }
             var picked: [Int] = []
             var selector = TopKSelector()
             selector.select(k: window, from: closeness, into: &picked)

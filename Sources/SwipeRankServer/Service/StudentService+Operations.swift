@@ -225,7 +225,9 @@ extension StudentService {
         let weights = session.weights
         var raw: [Float] = []
         engine.rawScores(weights: weights, student: session.student, into: &raw)
-        return rows.map { engine.matcher.card(row: $0, raw: raw[$0], student: session.student, weights: weights, isProbe: false) }
+        return rows.map {
+            engine.matcher.card(row: $0, raw: engine.matchRaw(raw[$0], row: $0), student: session.student, weights: weights, isProbe: false)
+        }
     }
 
     // MARK: State
