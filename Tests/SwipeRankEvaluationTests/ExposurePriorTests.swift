@@ -186,18 +186,7 @@ struct ExposurePriorTests {
         #expect(a["population_prior"]!.mean("precision@10") > b["population_prior"]!.mean("precision@10"))
         #expect(a["engine_population_prior"]!.mean("precision@10") >= a["population_prior"]!.mean("precision@10") - 0.005)
         // Flipping every held-out answer changes neither the choice nor its table.
-        var byStudent: [String: [Interaction]] = [:]
-        for x in log { byStudent[x.studentID, default: []].append(x) }
-        var flipped: [Interaction] = []
-        for (_, mine) in byStudent {
-            let sorted = mine.sorted { ($0.timestamp, $0.itemID) < ($1.timestamp, $1.itemID) }
-            let cut = Int((Double(sorted.count) * 0.7).rounded(.down))
-            for (i, x) in sorted.enumerated() {
-                var y = x
-                if i >= cut { y.action = x.action == .like ? .dislike : .like }
-                flipped.append(y)
-            }
-        }
+        let flipped = ReplayEvaluatorTests.flippingHeldOut(log)
         #expect(try chosen.replay(students: students, interactions: flipped, seed: 2).exposureChoice == choice)
     }
 }

@@ -6,6 +6,24 @@ import SwipeRankNumerics
 
 @Suite("Replay evaluation")
 struct ReplayEvaluatorTests {
+    /// The log with every held-out answer flipped (each student's swipes after the first
+    /// `trainFraction` in time, the replay's split).
+    static func flippingHeldOut(_ log: [Interaction], trainFraction: Double = 0.7) -> [Interaction] {
+        var byStudent: [String: [Interaction]] = [:]
+        for x in log { byStudent[x.studentID, default: []].append(x) }
+        var flipped: [Interaction] = []
+        for (_, mine) in byStudent {
+            let sorted = mine.sorted { ($0.timestamp, $0.itemID) < ($1.timestamp, $1.itemID) }
+            let cut = Int((Double(sorted.count) * trainFraction).rounded(.down))
+            for (i, x) in sorted.enumerated() {
+                var y = x
+                if i >= cut { y.action = x.action == .like ? .dislike : .like }
+                flipped.append(y)
+            }
+        }
+        return flipped
+    }
+
     @Test("on the shipped log: metrics in range, the learner beats random, random's AUC is near 0.5")
     func shipped() throws {
         let root = EvaluationFixtures.root.appendingPathComponent("datasets")
@@ -30,18 +48,7 @@ struct ReplayEvaluatorTests {
         #expect(results[5].mean("precision@10") >= results[4].mean("precision@10"))
         // The prior is fitted on training swipes only: flipping every held-out answer changes no
         // policy's picks (IPS matches depend on the scores and the logged cards, not the answers).
-        var byStudent: [String: [Interaction]] = [:]
-        for x in log where ids.contains(x.studentID) { byStudent[x.studentID, default: []].append(x) }
-        var flipped: [Interaction] = []
-        for (_, mine) in byStudent {
-            let sorted = mine.sorted { ($0.timestamp, $0.itemID) < ($1.timestamp, $1.itemID) }
-            let cut = Int((Double(sorted.count) * 0.7).rounded(.down))
-            for (i, x) in sorted.enumerated() {
-                var y = x
-                if i >= cut { y.action = x.action == .like ? .dislike : .like }
-                flipped.append(y)
-            }
-        }
+        let flipped = Self.flippingHeldOut(log.filter { ids.contains($0.studentID) })
         let again = try ReplayEvaluator(engine: EvaluationFixtures.engine).run(students: subset, interactions: flipped, seed: 4)
         #expect(again.map(\.ipsMatches) == results.map(\.ipsMatches))
         #expect(again[4].mean("precision@10") != results[4].mean("precision@10"), "the held-out answers do count in the metrics")
