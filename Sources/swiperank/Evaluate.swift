@@ -276,7 +276,7 @@ struct Evaluate: ParsableCommand {
         print("Replay of \(log.count) logged swipes (\(interactions)): first \(f(trainFraction * 100, 0))% of each student's swipes to learn, the rest held out;")
         print("full ranking of every \(itemNoun) not swiped in training, held-out likes relevant.")
         if let choice = outcome?.exposureChoice {
-            print("exposure weight β chosen on the training swipes (last 30% of each student's validating, \(choice.students) students), NDCG@\(k): "
+            print("exposure weight β chosen on the training swipes (each student's last 30% of them validating; \(choice.students) students), NDCG@\(k): "
                   + choice.candidates.map { "β=\(f($0.weight, 1)) \(f($0.ndcg, 4))" }.joined(separator: ", ") + " → β = \(f(choice.weight, 1))")
         } else if let outcome, outcome.exposureWeight > 0 {
             print("population prior with exposure weight β = \(f(outcome.exposureWeight, 2))")

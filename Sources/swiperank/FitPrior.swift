@@ -75,7 +75,7 @@ struct FitPrior: ParsableCommand {
             case .fixed(let value): beta = value
             case .chosen:
                 let choice = try PopulationFit.chooseExposureWeight(engine: engine, students: roster, interactions: log, itemPrecision: itemPrecision)
-                print("exposure weight chosen on \(choice.students) students' last 30% of swipes, NDCG@10: "
+                print("exposure weight chosen on the last 30% of each student's swipes (\(choice.students) students), NDCG@10: "
                       + choice.candidates.map { "β=\($0.weight) \(String(format: "%.4f", $0.ndcg))" }.joined(separator: ", "))
                 beta = choice.weight
             }
