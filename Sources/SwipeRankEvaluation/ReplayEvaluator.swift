@@ -241,6 +241,7 @@ extension ReplayEvaluator {
                 }
                 // Will the student like the card shown: the match score's question, so without
                 // the exposure effects (which only order the deck).
+                // Both prior engines hold the same exposure effects (same log, same β).
                 let matchEngine = exposed[p] ? populationEngine : nil
                 let matchScores = swipedRows.map { matchEngine?.matchRaw(scores[$0], row: $0) ?? scores[$0] }
                 if let auc = RankingMetrics.tieAware(scores: matchScores, relevant: swipedRows.map { heldOut[$0]! }, k: 1).auc {
