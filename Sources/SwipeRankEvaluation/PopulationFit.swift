@@ -170,7 +170,8 @@ public enum PopulationFit {
             let likes = Set((validation[student.id] ?? []).filter { $0.action == .like }.compactMap { catalog.row(of: $0.itemID) })
             guard !likes.isEmpty else { continue }
             let train = fitByStudent[student.id] ?? []
-            let scores = try ReplayEvaluator.learnedScores(engine: prior, profile: student.profile, train: train).learned
+            let resolved = try engine.matcher.student(student.profile)
+            let scores = ReplayEvaluator.learnedScores(engine: prior, student: resolved, train: train).learned
             let trained = Set(train.compactMap { catalog.row(of: $0.itemID) })
             let rows = (0..<catalog.count).filter { !trained.contains($0) }
             let relevant = rows.map(likes.contains)

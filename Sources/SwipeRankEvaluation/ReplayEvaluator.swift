@@ -89,14 +89,13 @@ extension ReplayEvaluator {
     ///
     /// - Parameters:
     ///   - engine: The engine.
-    ///   - profile: The student's profile.
+    ///   - resolved: The student, resolved by the engine's matcher (once for every engine
+    ///     compared: resolving costs O(N)).
     ///   - train: The training swipes, in time order.
     /// - Returns: Raw ranking scores, one per item, before and after.
-    /// - Throws: `DataError` for a profile the matcher rejects.
     /// - Complexity: O(swipes × D² + N × D).
-    static func learnedScores(engine: SwipeEngine<M>, profile: M.Profile, train: [Interaction]) throws -> (cold: [Float], learned: [Float]) {
+    static func learnedScores(engine: SwipeEngine<M>, student resolved: M.Student, train: [Interaction]) -> (cold: [Float], learned: [Float]) {
         let catalog = engine.matcher.catalog
-        let resolved = try engine.matcher.student(profile)
         var model = engine.coldStartModel(for: resolved)
         let k = resolved.terms.names.count
         var cold: [Float] = [], learned: [Float] = []
@@ -195,12 +194,13 @@ extension ReplayEvaluator {
         var ips = names.map { _ in (likes: 0.0, weight: 0.0) }
         var rng = SplitMix64(seed: seed)
         for (student, train, test) in splits {
+            let resolved = try engine.matcher.student(student.profile)
             let trainRows = Set(train.map { catalog.row(of: $0.itemID)! })
-            func coldAndLearned(_ engine: SwipeEngine<M>) throws -> (cold: [Float], learned: [Float]) {
-                try Self.learnedScores(engine: engine, profile: student.profile, train: train)
+            func coldAndLearned(_ engine: SwipeEngine<M>) -> (cold: [Float], learned: [Float]) {
+                Self.learnedScores(engine: engine, student: resolved, train: train)
             }
             let randomScores = (0..<catalog.count).map { _ in Float.random(in: 0..<1, using: &rng) }
-            let plain = try coldAndLearned(engine)
+            let plain = coldAndLearned(engine)
             let testLikes = Set(test.filter { $0.action == .like }.map { catalog.row(of: $0.itemID)! })
             var policyScores = [plain.learned, plain.cold, likeCounts, randomScores]
             // Per policy, whether its scores hold exposure effects to take off for a swipe AUC.
@@ -208,12 +208,12 @@ extension ReplayEvaluator {
             if let populationEngine {
                 // The prior alone (the shifted cold start plus the item effects), then learning
                 // from the student's own training swipes on top of it.
-                let population = try coldAndLearned(populationEngine)
+                let population = coldAndLearned(populationEngine)
                 policyScores += [population.cold, population.learned]
                 exposed += [true, true]
             }
             if let biasEngine, let biasPopulationEngine {
-                policyScores += [try coldAndLearned(biasEngine).learned, try coldAndLearned(biasPopulationEngine).learned]
+                policyScores += [coldAndLearned(biasEngine).learned, coldAndLearned(biasPopulationEngine).learned]
                 exposed += [false, true]
             }
             // The held-out swipes themselves, for the question a deck asks of each card shown: will

@@ -157,8 +157,8 @@ struct ExposurePriorTests {
         var rng = SplitMix64(seed: 1)
         #expect(try PopulationFit.chooseExposureWeight(engine: Self.engine, students: students.shuffled(using: &rng),
                                                        interactions: log.shuffled(using: &rng), candidates: [0, 1, 2, 4]) == choice)
-        // A tie goes to the smaller weight: with one candidate repeated the first one wins, and
-        // on equal scores (no exposure signal at all: everyone swipes the same schools) β = 0.
+        // A tie goes to the smaller weight: on equal scores (no exposure signal at all: everyone
+        // swipes the same schools, so every exposure effect is 0) β = 0, the first candidate.
         let same = Array(log.filter { $0.studentID == "c0" })
         let flat = students.prefix(20).flatMap { s in same.map { Interaction(studentID: s.id, itemID: $0.itemID, action: $0.action, timestamp: $0.timestamp) } }
         let tie = try PopulationFit.chooseExposureWeight(engine: Self.engine, students: Array(students.prefix(20)), interactions: flat,
