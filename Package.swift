@@ -3,7 +3,8 @@
 // SwipeRank: a matching and recommendation engine for swipe-based apps.
 //
 // Layering (each arrow is the only allowed direction of `import`):
-//   swiperank (CLI) → SwipeRankEvaluation → SwipeRank (engine) → SwipeRankNumerics → CBLAS
+//   swiperank (CLI) → SwipeRankEvaluation → SwipeRank (engine) → SwipeRankNumerics → CBLAS,
+//                                                                   CSwipeRankKernels
 //   swiperank (CLI) → SwipeRankServer (HTTP) → SwipeRankStore (SQLite) → SwipeRank (engine)
 //   swiperank (CLI) → SwipeRankPostgres (PostgreSQL) → SwipeRankStore (the protocols)
 // The engine knows nothing of HTTP or SQL; the server talks to storage only through the
@@ -57,7 +58,7 @@ let package = Package(
         ),
         .target(
             name: "SwipeRankNumerics",
-            dependencies: ["CBLAS"],
+            dependencies: ["CBLAS", "CSwipeRankKernels"],
             swiftSettings: internalChecks
         ),
         .target(
@@ -107,6 +108,9 @@ let package = Package(
         ),
 
         // MARK: Implementation details
+        // C only for what Swift cannot say: a function compiled for AVX, called after a CPU
+        // check (see kernels.c). No flags, so the package stays usable as a dependency.
+        .target(name: "CSwipeRankKernels"),
         .systemLibrary(
             name: "CBLAS",
             pkgConfig: "openblas",

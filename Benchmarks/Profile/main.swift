@@ -1,7 +1,8 @@
 // A fixed workload for profilers (valgrind --tool=callgrind): a session serving batches of 10
 // after a swipe each (ROUNDS batches, default 100, at most 229: the catalog runs out), over the
 // shipped catalog; with a second argument `restore`, 100 restores of a snapshot taken after 40
-// swipes. It prints the cards served, an FNV-1a digest of every card and propensity (a speed
+// swipes; with `swipes`, 2,000 stable-phase swipes after 31 (the forgetting refactorization on
+// every one), printing their median time. The default run prints the cards served, an FNV-1a digest of every card and propensity (a speed
 // change that must serve the same bytes keeps it), and the median and 10th-percentile time of a
 // batch in µs (wall clock: compare builds by interleaving runs).
 import Foundation
@@ -27,6 +28,23 @@ if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "restore" {
     var restored = 0
     for _ in 0..<100 { restored += try engine.restore(snapshot).totalSwipes }
     print(restored)
+    exit(0)
+}
+if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "swipes" {
+    for card in session.recommendations(count: 31).recommendations {
+        _ = try session.recordSwipe(Swipe(swipeID: card.item.id, cardID: card.item.id, action: .like, timestamp: 0))
+    }
+    var t: [Double] = []
+    let clock = ContinuousClock()
+    for _ in 0..<2000 {
+        let card = session.recommendations(count: 1).recommendations[0]
+        let t0 = clock.now
+        _ = try session.recordSwipe(Swipe(swipeID: card.item.id, cardID: card.item.id, action: .dislike, timestamp: 1))
+        let d = clock.now - t0
+        t.append(Double(d.components.attoseconds) / 1e12)
+    }
+    t.sort()
+    print("recordSwipe stable p50 µs", t[t.count / 2], "model", session.model.digest)
     exit(0)
 }
 var total = 0

@@ -1,3 +1,5 @@
+import CSwipeRankKernels
+
 // The raw-buffer loops behind `CholeskyFactor`: packed lower triangles (column j's entries from
 // the diagonal down start at `packedStart(j, n)`), each sum taken in one fixed order, so
 // results never depend on the machine or on BLAS threading.
@@ -50,19 +52,6 @@ func backSubstituteTransposed(_ l: UnsafeBufferPointer<Double>, _ n: Int, _ x: U
         }
         x[j] = s / l[column + j]
         j -= 1
-    }
-}
-
-/// Adds the lower triangle of `alpha · L Lᵀ` to `a` (packed, zeroed by the caller).
-func lowerGram(_ l: UnsafeBufferPointer<Double>, _ n: Int, _ alpha: Double, _ a: UnsafeMutableBufferPointer<Double>) {
-    for k in 0..<n {
-        // Column k of L from row k: lk[i] is L[i, k].
-        let lk = packedStart(k, n) - k
-        for j in k..<n {
-            let ljk = alpha * l[lk + j]
-            if ljk == 0 { continue }
-            axpy(ljk, l.baseAddress! + lk + j, a.baseAddress! + packedStart(j, n), n - j)
-        }
     }
 }
 
@@ -211,4 +200,215 @@ private func quadraticFormGroup<Lanes: SIMD>(_: Lanes.Type, rows: UnsafeBufferPo
     }
     for lane in 0..<lanes { out[v + lane] = sum[lane] }
     return lanes
+}
+
+/// The factor of `keep · L Lᵀ + add · I`, written to `out` (packed like `l`, a separate
+/// buffer): the forgetting step, fused and left-looking. Returns nil on success, or the 0-based
+/// column whose pivot was not positive.
+///
+/// Bit for bit the result of forming `keep · L Lᵀ` (column by column of L, as an outer-product
+/// sum), adding `add` to its diagonal and factoring it with `choleskyLowerInPlace`, the path
+/// every earlier version took: every entry receives the same products in the same order —
+/// `keep·L[j,k] · L[i,k]` for ascending k ≤ j, then `add` on the diagonal, then
+/// `−L'[j,m] · L'[i,m]` for ascending m < j, each a multiply then an add, skipping the same
+/// zero multipliers — so a model's digest does not depend on which path ran. It is faster
+/// because column j is finished whole before the next: a block of its rows stays in registers
+/// while the earlier columns stream past, instead of every entry of the trailing triangle being
+/// loaded and stored once per column (two loads and a store per multiply-add, now one load).
+func decayedFactor(_ l: UnsafeBufferPointer<Double>, _ n: Int, keep: Double, add: Double,
+                   into out: UnsafeMutableBufferPointer<Double>) -> Int? {
+    guard n > 0 else { return nil }
+    let old = l.baseAddress!, new = out.baseAddress!
+    // Scratch on the stack: the columns' bases, then column j's terms (a source column and its
+    // multiplier each; Gram terms first, then the finished columns).
+    return withUnsafeTemporaryAllocation(of: UnsafePointer<Double>.self, capacity: 4 * n) { pointers in
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: 2 * n) { multipliers in
+            // Where each column's row 0 would be, old and new (row i is at `base + i`), computed
+            // once: the lists below read them n²/2 times.
+            let oldColumns = pointers.baseAddress!, newColumns = pointers.baseAddress! + n
+            let sources = pointers.baseAddress! + 2 * n
+            for k in 0..<n {
+                let offset = packedStart(k, n) - k
+                oldColumns[k] = old + offset
+                newColumns[k] = UnsafePointer(new + offset)
+            }
+            for j in 0..<n {
+                var gram = 0
+                for k in 0...j {
+                    let g = keep * oldColumns[k][j]
+                    if g == 0 { continue }
+                    sources[gram] = oldColumns[k]
+                    multipliers[gram] = g
+                    gram &+= 1
+                }
+                var count = gram
+                for m in 0..<j {
+                    let h = newColumns[m][j]
+                    if h == 0 { continue }
+                    sources[count] = newColumns[m]
+                    multipliers[count] = -h
+                    count &+= 1
+                }
+                let column = UnsafeMutablePointer(mutating: newColumns[j])
+                let terms = DecayTerms(sources: UnsafePointer(sources), multipliers: UnsafePointer(multipliers.baseAddress!),
+                                       gram: gram, count: count, add: add)
+                guard terms.fill(column, rows: j..<n) else { return j }
+            }
+            return nil
+        }
+    }
+}
+
+/// The contributions to one column in `decayedFactor`: `count` source columns with their
+/// multipliers, the first `gram` from the old factor, `add` between the two groups on the
+/// diagonal. Each sum starts at +0 and adds `source · multiplier` in list order.
+private struct DecayTerms {
+    let sources: UnsafePointer<UnsafePointer<Double>>
+    let multipliers: UnsafePointer<Double>
+    let gram: Int
+    let count: Int
+    let add: Double
+
+    /// Fills `column` (row i at `column + i`) over `rows`, whose first row is the diagonal:
+    /// the first block holds the pivot; every other row is its sum times the inverse of the
+    /// pivot's root. Blocks of 16 rows, then one each of 8, 4 and 2 as the rows left allow; a
+    /// last single row is done as a pair with the row before it (recomputed, same result).
+    /// Returns false, the rest unwritten, if the pivot is not positive.
+    @inline(__always)
+    func fill(_ column: UnsafeMutablePointer<Double>, rows: Range<Int>) -> Bool {
+        let j = rows.lowerBound, n = rows.upperBound
+        let inverse: Double?
+        var i: Int
+        switch n - j {
+        case 16...: (inverse, i) = (first(sum16(from: j, diagonal: true), column + j), j + 16)
+        case 8...: (inverse, i) = (first(sum(SIMD8<Double>.self, from: j, diagonal: true), column + j), j + 8)
+        case 4...: (inverse, i) = (first(sum(SIMD4<Double>.self, from: j, diagonal: true), column + j), j + 4)
+        case 2...: (inverse, i) = (first(sum(SIMD2<Double>.self, from: j, diagonal: true), column + j), j + 2)
+        default:
+            let pivot = diagonal(j)
+            guard pivot > 0, pivot.isFinite else { return false }
+            column[j] = pivot.squareRoot()
+            return true
+        }
+        guard let inverse else { return false }
+        while n - i >= 16 {
+            store(sum16(from: i, diagonal: false), inverse, column + i)
+            i += 16
+        }
+        if n - i >= 8 {
+            store(sum(SIMD8<Double>.self, from: i, diagonal: false), inverse, column + i)
+            i += 8
+        }
+        if n - i >= 4 {
+            store(sum(SIMD4<Double>.self, from: i, diagonal: false), inverse, column + i)
+            i += 4
+        }
+        if n - i >= 2 {
+            store(sum(SIMD2<Double>.self, from: i, diagonal: false), inverse, column + i)
+            i += 2
+        }
+        // i ≥ j + 2 here, so the pair never touches the diagonal.
+        if n - i == 1 { store(sum(SIMD2<Double>.self, from: i - 1, diagonal: false), inverse, column + i - 1) }
+        return true
+    }
+
+    /// Stores the first block: the pivot's root in lane 0, the other lanes divided by it (times
+    /// its inverse, as the factorization always did). Returns that inverse, or nil if the pivot
+    /// is not positive.
+    @inline(__always)
+    private func first<Block: SIMD>(_ block: Block, _ at: UnsafeMutablePointer<Double>) -> Double? where Block.Scalar == Double {
+        let pivot = block[0]
+        guard pivot > 0, pivot.isFinite else { return nil }
+        let root = pivot.squareRoot()
+        let inverse = 1 / root
+        var scaled = block * Block(repeating: inverse)
+        scaled[0] = root
+        UnsafeMutableRawPointer(at).storeBytes(of: scaled, as: Block.self)
+        return inverse
+    }
+
+    @inline(__always)
+    private func store<Block: SIMD>(_ block: Block, _ inverse: Double, _ at: UnsafeMutablePointer<Double>) where Block.Scalar == Double {
+        UnsafeMutableRawPointer(at).storeBytes(of: block * Block(repeating: inverse), as: Block.self)
+    }
+
+    /// Row j's sum alone, with `add` after the Gram terms.
+    @inline(__always)
+    func diagonal(_ j: Int) -> Double {
+        var s = 0.0
+        var t = 0
+        while t < gram {
+            s = s + sources[t][j] * multipliers[t]
+            t += 1
+        }
+        s = s + add
+        while t < count {
+            s = s + sources[t][j] * multipliers[t]
+            t += 1
+        }
+        return s
+    }
+
+    /// Rows `i..<i + Lanes.scalarCount`; with `diagonal`, lane 0 is the diagonal row and gets
+    /// `add` after the Gram terms (the other lanes get +0, which leaves a sum that started at
+    /// +0 unchanged: such a sum is never −0).
+    @inline(__always)
+    func sum<Lanes: SIMD>(_: Lanes.Type, from i: Int, diagonal: Bool) -> Lanes where Lanes.Scalar == Double {
+        var s = Lanes(repeating: 0)
+        var t = 0
+        for phase in 0..<2 {
+            let end = phase == 0 ? gram : count
+            while t < end {
+                s = s + UnsafeRawPointer(sources[t] + i).loadUnaligned(as: Lanes.self) * Lanes(repeating: multipliers[t])
+                t += 1
+            }
+            if phase == 0 && diagonal { s = s + Self.lane0(add) }
+        }
+        return s
+    }
+
+    /// `value` in lane 0, +0 in the others.
+    @inline(__always)
+    static func lane0<Lanes: SIMD>(_ value: Double) -> Lanes where Lanes.Scalar == Double {
+        var v = Lanes(repeating: 0)
+        v[0] = value
+        return v
+    }
+
+    /// Sixteen rows as two independent sums (twice the additions in flight), laid out as one
+    /// `SIMD16`.
+    @inline(__always)
+    func sum16(from i: Int, diagonal: Bool) -> SIMD16<Double> {
+        var low = SIMD8<Double>(repeating: 0), high = SIMD8<Double>(repeating: 0)
+        var t = 0
+        for phase in 0..<2 {
+            let end = phase == 0 ? gram : count
+            while t < end {
+                let source = UnsafeRawPointer(sources[t] + i)
+                let m = SIMD8<Double>(repeating: multipliers[t])
+                low = low + source.loadUnaligned(as: SIMD8<Double>.self) * m
+                high = high + (source + 8 * MemoryLayout<Double>.stride).loadUnaligned(as: SIMD8<Double>.self) * m
+                t += 1
+            }
+            if phase == 0 && diagonal { low = low + Self.lane0(add) }
+        }
+        return SIMD16(lowHalf: low, highHalf: high)
+    }
+}
+
+/// Whether this CPU and its OS run the AVX kernel (`decayedFactorVector`); checked once.
+let vectorKernelAvailable = swiperank_has_avx() == 1
+
+/// `decayedFactor` with 256-bit AVX (kernels.c): the same result bit for bit, the same
+/// contract. Call only when `vectorKernelAvailable`.
+func decayedFactorVector(_ l: UnsafeBufferPointer<Double>, _ n: Int, keep: Double, add: Double,
+                         into out: UnsafeMutableBufferPointer<Double>) -> Int? {
+    guard n > 0 else { return nil }
+    return withUnsafeTemporaryAllocation(of: UnsafePointer<Double>?.self, capacity: 4 * n) { pointers in
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: 2 * n) { multipliers in
+            let failed = swiperank_decayed_factor_avx(l.baseAddress!, n, keep, add, out.baseAddress!,
+                                                      pointers.baseAddress!, multipliers.baseAddress!)
+            return failed < 0 ? nil : failed
+        }
+    }
 }

@@ -3,9 +3,11 @@
 /// Double because the learning model accumulates many rank-1 updates into a precision matrix;
 /// Float would lose the small eigenvalues that decide the posterior's uncertainty.
 ///
-/// Every operation is plain Swift over the stored triangle, summed in a fixed order: at the
-/// model's sizes (D ≈ 60) that is as fast as LAPACK, and the results are bit-identical on any
-/// machine and any OpenBLAS thread count, so a session replayed elsewhere continues exactly.
+/// Every operation is our own loop over the stored triangle, summed in a fixed order, with no
+/// fused multiply-add: at the model's sizes (D ≈ 60) that is as fast as LAPACK, and the results
+/// are bit-identical on any machine and any OpenBLAS thread count, so a session replayed
+/// elsewhere continues exactly (a snapshot's restore checks the model's digest). The one O(d³)
+/// step, `decay`, has an AVX kernel for CPUs that have it, with the same bits as the portable one.
 /// A rank-1 update keeps the factor current in O(d²) instead of refactoring in O(d³).
 ///
 /// Storage: the lower triangle packed column by column (`packed[start(j) + i − j]` is
@@ -213,15 +215,43 @@ public struct CholeskyFactor: Sendable, Hashable {
     ///   - add: The identity scale added, ≥ 0.
     /// - Throws: `NumericsError` if the result is not positive definite (it cannot be for
     ///   `add > 0`); the factor is unchanged then.
-    /// - Complexity: O(dimension³).
+    /// - Complexity: O(dimension³): dimension³/3 multiplies and adds, each column of the
+    ///   result computed whole from the old factor and the finished columns (no Gram matrix
+    ///   is stored).
     public mutating func decay(keeping keep: Double, addingIdentity add: Double) throws(NumericsError) {
+        try decay(keeping: keep, addingIdentity: add, kernel: nil)
+    }
+
+    /// Which implementation of `decay` runs: the same result bit for bit either way.
+    package enum DecayKernel: Sendable {
+        /// Plain Swift (SSE2 on x86-64): every machine.
+        case portable
+        /// 256-bit AVX (C): only where `hasVector`.
+        case vector
+
+        /// Whether this CPU runs the AVX kernel (checked once).
+        package static var hasVector: Bool { vectorKernelAvailable }
+    }
+
+    /// `decay(keeping:addingIdentity:)` with a chosen kernel (nil: the fastest this CPU runs),
+    /// so tests can hold both to the same result.
+    package mutating func decay(keeping keep: Double, addingIdentity add: Double, kernel: DecayKernel?) throws(NumericsError) {
         precondition(keep > 0 && keep <= 1 && add >= 0, "Cholesky decay: keep must be in (0, 1], add ≥ 0")
+        precondition(kernel != .vector || DecayKernel.hasVector, "Cholesky decay: this CPU has no AVX")
         let n = dimension
         guard n > 0 else { return }
-        var a = [Double](repeating: 0, count: n * (n + 1) / 2)
-        packed.withUnsafeBufferPointer { l in a.withUnsafeMutableBufferPointer { lowerGram(l, n, keep, $0) } }
-        for j in 0..<n { a[packedStart(j, n)] += add }
-        try CholeskyFactor.factorInPlace(&a, n)
+        var failed: Int?
+        let vector = kernel == .vector || (kernel == nil && DecayKernel.hasVector)
+        // Every entry is written before anything reads it: no zeroing first.
+        let a = [Double](unsafeUninitializedCapacity: n * (n + 1) / 2) { buffer, count in
+            failed = packed.withUnsafeBufferPointer { l in
+                vector ? decayedFactorVector(l, n, keep: keep, add: add, into: buffer)
+                       : decayedFactor(l, n, keep: keep, add: add, into: buffer)
+            }
+            // On failure columns after the failed one were never written: keep none.
+            count = failed == nil ? n * (n + 1) / 2 : 0
+        }
+        if let failed { throw .notPositiveDefinite(routine: "Cholesky", minor: failed + 1) }
         packed = a
     }
 

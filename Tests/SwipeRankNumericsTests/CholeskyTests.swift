@@ -127,6 +127,110 @@ struct CholeskyTests {
         for (p, q) in zip(factor.lower, fresh.lower) { #expect(abs(p - q) < 1e-9 * max(1, abs(q)), "seed \(seed)") }
     }
 
+    /// The forgetting step as every version before the fused kernel computed it, in plain
+    /// scalar loops: `keep · L Lᵀ` as a sum of outer products of L's columns (ascending k, zero
+    /// multipliers skipped), `add` on the diagonal, then a right-looking Cholesky (ascending
+    /// columns, zero multipliers skipped). Packed lower triangle by columns.
+    static func referenceDecay(_ l: [Double], _ n: Int, keep: Double, add: Double) -> [Double]? {
+        func at(_ i: Int, _ j: Int) -> Int { j * n - j * (j - 1) / 2 + i - j }
+        var a = [Double](repeating: 0, count: n * (n + 1) / 2)
+        for k in 0..<n {
+            for j in k..<n {
+                let m = keep * l[at(j, k)]
+                if m == 0 { continue }
+                for i in j..<n { a[at(i, j)] = a[at(i, j)] + l[at(i, k)] * m }
+            }
+        }
+        for j in 0..<n { a[at(j, j)] += add }
+        for j in 0..<n {
+            let pivot = a[at(j, j)]
+            guard pivot > 0, pivot.isFinite else { return nil }
+            let root = pivot.squareRoot()
+            a[at(j, j)] = root
+            let inverse = 1 / root
+            for i in (j + 1)..<max(j + 1, n) { a[at(i, j)] *= inverse }
+            for k in (j + 1)..<max(j + 1, n) {
+                let m = -a[at(k, j)]
+                if m == 0 { continue }
+                for i in k..<n { a[at(i, k)] = a[at(i, k)] + a[at(i, j)] * m }
+            }
+        }
+        return a
+    }
+
+    @Test("decay is bit for bit the Gram-then-factor path (so stored models keep their digests)", arguments: 0..<40)
+    func decayBitIdentical(seed: UInt64) throws {
+        var rng = SplitMix64(seed: 1_000 + seed)
+        let n = Int.random(in: 1...80, using: &rng)
+        // Half the cases are a learning model's factor: the prior τI after a few rank-1
+        // updates with sparse vectors, so many entries are exactly zero (the skipped terms).
+        var factor: CholeskyFactor
+        if seed % 2 == 0 {
+            factor = try CholeskyFactor(symmetric: randomSPD(n, using: &rng), dimension: n)
+        } else {
+            factor = CholeskyFactor(identityScaledBy: 3, dimension: n)
+            for _ in 0..<Int.random(in: 0...6, using: &rng) {
+                factor.rankOneUpdate((0..<n).map { _ in Bool.random(using: &rng) ? 0 : Double.random(in: -2...2, using: &rng) })
+            }
+        }
+        for _ in 0..<3 {
+            let keep = Double.random(in: 0.5...1, using: &rng), add = Double.random(in: 0...1, using: &rng)
+            let expected = try #require(Self.referenceDecay(factor.packed, n, keep: keep, add: add))
+            for kernel in Self.kernels {
+                var decayed = factor
+                try decayed.decay(keeping: keep, addingIdentity: add, kernel: kernel)
+                #expect(Self.firstDifference(decayed.packed, expected) == nil, "seed \(seed), n \(n), \(kernel)")
+            }
+            try factor.decay(keeping: keep, addingIdentity: add)
+            #expect(Self.firstDifference(factor.packed, expected) == nil, "seed \(seed), n \(n), default kernel")
+        }
+    }
+
+    /// The first packed index whose bits differ (nil when every bit agrees), so a failure names
+    /// one entry instead of printing two triangles.
+    static func firstDifference(_ a: [Double], _ b: [Double]) -> Int? {
+        guard a.count == b.count else { return -1 }
+        return a.indices.first { a[$0].bitPattern != b[$0].bitPattern }
+    }
+
+    /// Every decay kernel this CPU runs (the AVX one only where it exists; CI's machines do).
+    static let kernels: [CholeskyFactor.DecayKernel] = CholeskyFactor.DecayKernel.hasVector ? [.portable, .vector] : [.portable]
+
+    @Test("a decay whose result is not positive definite throws and leaves the factor unchanged")
+    func decayFailure() throws {
+        // L Lᵀ = [[1, 1], [1, 1 + 1e-340]] rounds to a singular matrix: the second pivot is 0.
+        var factor = try CholeskyFactor(lower: [1, 1, 0, 1e-170], dimension: 2)
+        let before = factor
+        #expect(Self.referenceDecay(factor.packed, 2, keep: 1, add: 0) == nil)
+        for kernel in Self.kernels {
+            #expect {
+                try factor.decay(keeping: 1, addingIdentity: 0, kernel: kernel)
+            } throws: { error in
+                (error as? NumericsError)?.kind == .notPositiveDefinite && "\(error)".contains("order 2")
+            }
+            #expect(factor == before)
+        }
+        // The same singular pair inside a 40 × 40 identity, at columns 10 and 11: column 11,
+        // with 29 rows, fails in the AVX kernel's blocked path, not its short-column one.
+        let n = 40
+        var square = [Double](repeating: 0, count: n * n)
+        for i in 0..<n { square[i * n + i] = 1 }
+        square[10 * n + 11] = 1       // L[11, 10]
+        square[11 * n + 11] = 1e-170  // L[11, 11]
+        var large = try CholeskyFactor(lower: square, dimension: n)
+        let unchanged = large
+        for kernel in Self.kernels {
+            #expect {
+                try large.decay(keeping: 1, addingIdentity: 0, kernel: kernel)
+            } throws: { error in
+                (error as? NumericsError)?.kind == .notPositiveDefinite && "\(error)".contains("order 12")
+            }
+            #expect(large == unchanged)
+        }
+        try factor.decay(keeping: 1, addingIdentity: 0.5)
+        #expect(factor != before)
+    }
+
     @Test("scaling the matrix scales the solution inversely")
     func scale() throws {
         var rng = SplitMix64(seed: 3)

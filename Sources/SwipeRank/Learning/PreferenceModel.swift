@@ -10,12 +10,12 @@ import SwipeRankNumerics
 /// - Each swipe (y = 1 like, 0 dislike) takes one Newton step from the current posterior
 ///   `N(μ, A⁻¹)`: with `p` the predicted like probability,
 ///   `A ← A + p(1−p)/scale² · z zᵀ` (a rank-1 update of the Cholesky factor, O(D²)) and
-///   `μ ← μ + A⁻¹ z (y − p)/scale` (one `dpotrs` solve, O(D²)). A swipe the model already
+///   `μ ← μ + A⁻¹ z (y − p)/scale` (two triangular solves, O(D²)). A swipe the model already
 ///   expected barely moves it; a surprise moves it a lot. A floor of 0.05 on p(1−p) keeps even
 ///   confident swipes informative.
 /// - Stable phase: before each swipe the precision decays towards the prior,
-///   `A ← λA + (1−λ)τI` (rebuilt with `dsyrk` and refactored with `dpotrf`, O(D³)), so old
-///   evidence weighs less and the model keeps adapting.
+///   `A ← λA + (1−λ)τI` (refactored from the old factor, `CholeskyFactor.decay`, O(D³)), so
+///   old evidence weighs less and the model keeps adapting.
 /// - Each step uses the current posterior, so the order of swipes matters slightly;
 ///   `SwipeSession.sync(_:)` fixes the order by (timestamp, swipe id).
 public struct PreferenceModel: Sendable, Codable, Equatable {

@@ -1,0 +1,20 @@
+// Hand-vectorized numerics kernels for SwipeRankNumerics (internal: no Swift module but
+// SwipeRankNumerics imports this, and no C type reaches a public signature).
+#ifndef SWIPERANK_KERNELS_H
+#define SWIPERANK_KERNELS_H
+
+/// 1 when this CPU and its OS run 256-bit AVX instructions, else 0 (checked with cpuid and
+/// xgetbv; always 0 off x86-64).
+int swiperank_has_avx(void);
+
+/// The factor of keep·L·Lᵀ + add·I from the packed factor `l` (lower triangle by columns,
+/// column j's entries from the diagonal down start at j·n − j(j−1)/2), written to `out` (same
+/// layout, another buffer), with 256-bit AVX. `pointers` has room for 4·n pointers and
+/// `multipliers` for 2·n values (scratch). Returns −1 on success, or the 0-based column whose
+/// pivot was not positive (the rest of `out` is then unwritten). Bit for bit the portable
+/// kernel's result (see `decayedFactor` in Cholesky+Kernels.swift). Call only when
+/// `swiperank_has_avx()` is 1.
+long swiperank_decayed_factor_avx(const double *l, long n, double keep, double add, double *out,
+                                  const double **pointers, double *multipliers);
+
+#endif

@@ -1,0 +1,184 @@
+// The forgetting step of the learning model with 256-bit AVX (see SwipeRankKernels.h).
+//
+// Why C: Swift has no per-function target features, and a package cannot pass -mavx to its
+// users' builds, so the portable Swift kernel is limited to SSE2 (two doubles per operation,
+// and unaligned operands cost a separate load). A function marked target("avx") is compiled
+// for AVX here and only called after the CPU check.
+//
+// Why bit-identical: every product is one IEEE multiply and every sum one IEEE add, in the same
+// order as the portable kernel — no fused multiply-add (contraction is off below, and the
+// intrinsics are separate multiplies and adds) — so a model learns the same bits on a machine
+// with or without AVX, and stored snapshots, whose model digest is checked on restore, stay
+// valid.
+#include "SwipeRankKernels.h"
+#include <math.h>
+
+#pragma clang fp contract(off)
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+
+int swiperank_has_avx(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    if (!(c & bit_OSXSAVE) || !(c & bit_AVX)) return 0;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (lo & 6) == 6; // the OS saves the XMM and YMM registers
+}
+
+static inline long packed_start(long j, long n) { return j * n - (j * (j - 1)) / 2; }
+
+// The column's terms: `count` sources (row i of source t at sources[t][i]) with multipliers,
+// the first `gram` from the old factor; `add` goes on the diagonal between the two groups.
+typedef struct {
+    const double *const *sources;
+    const double *multipliers;
+    long gram, count;
+    double add;
+} Terms;
+
+// One pass over the terms for up to two blocks of `vectors` × 4 rows each, starting at rows s0
+// and s1 (`blocks` is 1 or 2), every row its own chain of adds: acc[b·vectors + v] holds rows
+// s_b + 4v ... + 3. With `diagonal`, lane 0 of block 0 is the diagonal row and gets `add`
+// after the Gram terms (other lanes get +0, which leaves a sum that started at +0 unchanged:
+// such a sum is never −0). Inlined with constant `blocks` and `vectors`, so the accumulators
+// live in registers.
+__attribute__((target("avx"), always_inline)) static inline void
+pass(const Terms *terms, long s0, long s1, int blocks, int vectors, int diagonal, __m256d *acc) {
+    for (int a = 0; a < blocks * vectors; a++) acc[a] = _mm256_setzero_pd();
+    long t = 0;
+    for (int phase = 0; phase < 2; phase++) {
+        long end = phase == 0 ? terms->gram : terms->count;
+        for (; t < end; t++) {
+            const double *source = terms->sources[t];
+            __m256d m = _mm256_broadcast_sd(&terms->multipliers[t]);
+            for (int v = 0; v < vectors; v++)
+                acc[v] = _mm256_add_pd(acc[v], _mm256_mul_pd(_mm256_loadu_pd(source + s0 + 4 * v), m));
+            if (blocks == 2)
+                for (int v = 0; v < vectors; v++)
+                    acc[vectors + v] = _mm256_add_pd(acc[vectors + v],
+                                                     _mm256_mul_pd(_mm256_loadu_pd(source + s1 + 4 * v), m));
+        }
+        if (phase == 0 && diagonal) acc[0] = _mm256_add_pd(acc[0], _mm256_setr_pd(terms->add, 0, 0, 0));
+    }
+}
+
+// Computes and stores rows [s0, s0 + 4·vectors) and [s1, s1 + 4·vectors) of a column. With
+// `diagonal`, row s0 is the pivot: it becomes its square root, the other rows are multiplied by
+// the root's inverse and *inverse is set; else the rows are multiplied by *inverse. Returns 0 if
+// the pivot is not positive (nothing stored).
+__attribute__((target("avx"), always_inline)) static inline int
+finish(const Terms *terms, double *column, long s0, long s1, int blocks, int vectors, int diagonal, double *inverse) {
+    __m256d acc[8];
+    pass(terms, s0, s1, blocks, vectors, diagonal, acc);
+    double root = 0;
+    if (diagonal) {
+        double pivot = _mm256_cvtsd_f64(acc[0]);
+        if (!(pivot > 0) || !isfinite(pivot)) return 0;
+        root = sqrt(pivot);
+        *inverse = 1 / root;
+    }
+    __m256d scale = _mm256_set1_pd(*inverse);
+    for (int v = 0; v < vectors; v++) _mm256_storeu_pd(column + s0 + 4 * v, _mm256_mul_pd(acc[v], scale));
+    if (blocks == 2)
+        for (int v = 0; v < vectors; v++)
+            _mm256_storeu_pd(column + s1 + 4 * v, _mm256_mul_pd(acc[vectors + v], scale));
+    if (diagonal) column[s0] = root;
+    return 1;
+}
+
+// Rows j..n−1 of column j for fewer than four rows (the last three columns): one chain per
+// row, in registers (`rows` is a constant after inlining).
+__attribute__((target("avx"), always_inline)) static inline int
+short_column(const Terms *terms, double *column, long j, int rows) {
+    double s0 = 0, s1 = 0, s2 = 0;
+    long t = 0;
+    for (int phase = 0; phase < 2; phase++) {
+        long end = phase == 0 ? terms->gram : terms->count;
+        for (; t < end; t++) {
+            const double *source = terms->sources[t] + j;
+            double m = terms->multipliers[t];
+            s0 = s0 + source[0] * m;
+            if (rows > 1) s1 = s1 + source[1] * m;
+            if (rows > 2) s2 = s2 + source[2] * m;
+        }
+        if (phase == 0) s0 = s0 + terms->add;
+    }
+    if (!(s0 > 0) || !isfinite(s0)) return 0;
+    double root = sqrt(s0), inverse = 1 / root;
+    column[j] = root;
+    if (rows > 1) column[j + 1] = s1 * inverse;
+    if (rows > 2) column[j + 2] = s2 * inverse;
+    return 1;
+}
+
+__attribute__((target("avx"))) long
+swiperank_decayed_factor_avx(const double *l, long n, double keep, double add, double *out,
+                             const double **pointers, double *multipliers) {
+    // Where each column's row 0 would be (row i at base + i), old and new, then the term list.
+    const double **old_columns = pointers, **new_columns = pointers + n, **sources = pointers + 2 * n;
+    for (long k = 0; k < n; k++) {
+        long offset = packed_start(k, n) - k;
+        old_columns[k] = l + offset;
+        new_columns[k] = out + offset;
+    }
+    for (long j = 0; j < n; j++) {
+        // Zero multipliers are left out, as the portable kernel does; written without a
+        // branch (each entry is stored, then kept only if nonzero), since factors of sparse
+        // card vectors have zeros in no predictable pattern.
+        long gram = 0;
+        for (long k = 0; k <= j; k++) {
+            double g = keep * old_columns[k][j];
+            sources[gram] = old_columns[k];
+            multipliers[gram] = g;
+            gram += g != 0;
+        }
+        long count = gram;
+        for (long m = 0; m < j; m++) {
+            double h = new_columns[m][j];
+            sources[count] = new_columns[m];
+            multipliers[count] = -h;
+            count += h != 0;
+        }
+        Terms terms = {sources, multipliers, gram, count, add};
+        double *column = out + packed_start(j, n) - j;
+        if (n - j < 4) {
+            int ok = n - j == 3 ? short_column(&terms, column, j, 3)
+                   : n - j == 2 ? short_column(&terms, column, j, 2) : short_column(&terms, column, j, 1);
+            if (!ok) return j;
+            continue;
+        }
+        // Passes of 32 rows while more than 32 remain; then the rest in one pass of at most
+        // two equal blocks, the second ending at row n − 1 (overlapping rows are computed
+        // twice, identically). The first pass holds the diagonal.
+        double inverse = 0;
+        long i = j;
+        int ok = 1;
+        while (n - i > 32) {
+            ok = finish(&terms, column, i, 0, 1, 8, i == j, &inverse);
+            if (!ok) return j;
+            i += 32;
+        }
+        long rest = n - i, first = i == j;
+        if (rest > 16) ok = finish(&terms, column, i, n - 16, 2, 4, first, &inverse);
+        else if (rest > 8) ok = finish(&terms, column, i, n - 8, 2, 2, first, &inverse);
+        else if (rest > 4) ok = finish(&terms, column, i, n - 4, 2, 1, first, &inverse);
+        else ok = finish(&terms, column, n - 4, 0, 1, 1, first, &inverse); // rest ≤ 4; first only when rest = 4
+        if (!ok) return j;
+    }
+    return -1;
+}
+
+#else
+
+int swiperank_has_avx(void) { return 0; }
+
+long swiperank_decayed_factor_avx(const double *l, long n, double keep, double add, double *out,
+                                  const double **pointers, double *multipliers) {
+    (void)l; (void)n; (void)keep; (void)add; (void)out; (void)pointers; (void)multipliers;
+    return -2; // never called: swiperank_has_avx() is 0 here
+}
+
+#endif
