@@ -89,7 +89,8 @@ func buildParts<M: ServableMatcher>(
     let metrics = ServerMetrics()
     let service = StudentService(engine: engine, store: store, options: configuration.service, logger: logger)
     let groups = GroupService(engine: engine, store: store, students: service, options: configuration.groups, logger: logger)
-    let buckets = TokenBuckets(capacity: configuration.rateLimitPerHour, period: 3_600)
+    let buckets = TokenBuckets(capacity: configuration.rateLimitPerHour, period: 3_600,
+                               now: TokenBuckets.seconds(configuration.service.clock))
     let box = ResponderBox()
     let table = RouteTable()
     let verified = VerifiedTokens()

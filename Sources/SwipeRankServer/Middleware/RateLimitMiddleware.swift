@@ -17,11 +17,18 @@ final class TokenBuckets: Sendable {
     let refillPerSecond: Double
     private let now: @Sendable () -> Double
 
-    init(capacity: Int, period: Double, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+    init(capacity: Int, period: Double, now: @escaping @Sendable () -> Double) {
         precondition(capacity >= 1 && period > 0, "a rate limit needs a capacity ≥ 1 and a positive period")
         self.capacity = Double(capacity)
         self.refillPerSecond = Double(capacity) / period
         self.now = now
+    }
+
+    /// The service's clock (milliseconds since 1970, `ServiceOptions.clock`) in
+    /// seconds: buckets refill on the same time as everything else the service stamps, so a
+    /// test's fixed clock makes a limit deterministic however slowly the requests run.
+    static func seconds(_ clock: @escaping @Sendable () -> Int64) -> @Sendable () -> Double {
+        { Double(clock()) / 1_000 }
     }
 
     /// Takes one token; returns the tokens left, or the seconds until one is available.

@@ -54,7 +54,7 @@ final class GroupService<M: ServableMatcher>: Sendable {
         self.store = store
         self.students = students
         self.options = options
-        self.joinBuckets = TokenBuckets(capacity: options.joinsPerMinute, period: 60)
+        self.joinBuckets = TokenBuckets(capacity: options.joinsPerMinute, period: 60, now: TokenBuckets.seconds(students.options.clock))
         self.logger = logger
         let hub = GroupEventHub()
         self.hub = hub

@@ -69,7 +69,8 @@ public struct ServiceOptions: Sendable {
         return Int(hasher.state % UInt64(max(1, snapshotInterval / 2)))
     }
 
-    /// Milliseconds since 1970 (tests pass a fixed clock).
+    /// Milliseconds since 1970: what events are stamped with and rate limits refill by (tests
+    /// pass a fixed clock).
     public var clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
     /// The defaults.
