@@ -124,6 +124,10 @@ struct StudentAuthMiddleware: RouterMiddleware {
             context.studentID = subject
             return try await next(request, context)
         }
+        // Only the one canonical spelling of a token is verified: JWTKit's base64url decoder
+        // ignores a last character's unused bits and tolerates padding, so without this a
+        // token has forgeries that verify too (and each would be cached as another entry).
+        guard CompactToken.isCanonical(token) else { throw APIError.authInvalid("malformed token") }
         let claims: StudentClaims
         do {
             claims = try await keys.verify(token, as: StudentClaims.self)
@@ -146,6 +150,65 @@ struct StudentAuthMiddleware: RouterMiddleware {
         case .missingKIDHeader, .unknownKID: return "unknown key"
         default: return "malformed token"
         }
+    }
+}
+
+/// The shape of a compact JWS (`header.payload.signature`) with every segment in canonical
+/// unpadded base64url (RFC 7515 §2, RFC 4648 §5): only the 64 alphabet characters, no `=`, no
+/// whitespace, no segment of length 1 mod 4, and a last character whose bits beyond the encoded
+/// bytes are zero. Every byte string has exactly one such spelling, so a token that is not
+/// canonical is a re-spelling of another one and is refused before any decoding.
+enum CompactToken {
+    /// Whether `token` is three canonical base64url segments separated by dots.
+    static func isCanonical(_ token: String) -> Bool {
+        var segments = 0
+        var length = 0
+        var last: UInt8 = 0
+        for byte in token.utf8 {
+            if byte == UInt8(ascii: ".") {
+                guard segmentEnds(length: length, last: last) else { return false }
+                segments += 1
+                length = 0
+                continue
+            }
+            guard let value = sextet(byte) else { return false }
+            last = value
+            length += 1
+        }
+        return segments == 2 && segmentEnds(length: length, last: last)
+    }
+
+    /// A segment of `length` characters whose last one has the 6-bit value `last` is canonical.
+    private static func segmentEnds(length: Int, last: UInt8) -> Bool {
+        switch length % 4 {
+        case 0: return length > 0
+        case 2: return last & 0x0F == 0   // 1 byte: 8 of 12 bits used
+        case 3: return last & 0x03 == 0   // 2 bytes: 16 of 18 bits used
+        default: return false             // 1 mod 4 encodes no whole byte
+        }
+    }
+
+    /// The 6-bit value of a base64url character, or nil outside the alphabet.
+    private static func sextet(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return byte - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): return byte - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): return 62
+        case UInt8(ascii: "_"): return 63
+        default: return nil
+        }
+    }
+
+    /// The base64url character of a 6-bit value.
+    static func character(_ value: UInt8) -> Character {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        return alphabet[Int(value & 0x3F)]
+    }
+
+    /// The 6-bit value of a base64url character (for tests that rewrite tokens bit by bit).
+    static func value(_ character: Character) -> UInt8? {
+        character.asciiValue.flatMap(sextet)
     }
 }
 
