@@ -37,6 +37,13 @@ public struct ReplayEvaluator<M: Matcher>: Sendable {
     /// The exposure weight of the population prior the replay fits (0 by default: right for a
     /// log the engine served; `.chosen` for a log of swipes people chose, such as ratings).
     public var exposureWeight: PopulationFit.ExposureWeight = .fixed(0)
+    /// Whether the replay also fits a collaborative model on the training swipes
+    /// (`FactorFit`, settings and γ chosen by `FactorFit.chooseOptions`) and adds the policies
+    /// **collaborative_affinity** (its affinity alone: implicit ALS learned online) and
+    /// **engine_collaborative** (the prior engine's learned scores plus γ × affinity).
+    public var collaborative = false
+    /// The fit settings the collaborative model's choice tries.
+    public var factorCandidates: [FactorFit.Options] = FactorFit.optionCandidates
 
     /// The results type.
     public typealias PolicyResult = ReplayPolicyResult
@@ -54,6 +61,9 @@ public struct ReplayPolicyResult: Sendable {
     /// Per-student metric values, by metric name (`precision@k`, `recall@k`, `ndcg@k`,
     /// `map@k`, `mrr`, `auc`, `swipe_auc`).
     public var metrics: [String: [Double]]
+    /// Per metric, the student id of each value in `metrics` (in the same order): for pairing
+    /// with another tool's per-student results (`scripts/anchors`).
+    public var students: [String: [String]] = [:]
     /// The IPS estimate of the like rate, if any logged swipe matched.
     public var ipsLikeRate: Double?
     /// Logged held-out swipes where the policy's pick matched the logged card.
@@ -61,6 +71,12 @@ public struct ReplayPolicyResult: Sendable {
     /// Students for whom the policy's scores of the candidates were all equal (its metrics are
     /// then chance by construction: ties count in expectation).
     public var constantScores = 0
+
+    /// Adds one student's value of a metric.
+    mutating func append(_ metric: String, _ value: Double, student: String) {
+        metrics[metric, default: []].append(value)
+        students[metric, default: []].append(student)
+    }
 
     /// The mean of a metric over students.
     ///
@@ -80,6 +96,8 @@ public struct ReplayOutcome: Sendable {
     public var exposureWeight: Double
     /// The procedure's table, when the weight was chosen (`PopulationFit.ExposureWeight.chosen`).
     public var exposureChoice: PopulationFit.ExposureWeightChoice?
+    /// The collaborative model's chosen settings, when `ReplayEvaluator.collaborative` is on.
+    public var factorChoice: FactorFit.Choice?
 }
 
 extension ReplayEvaluator {
@@ -107,6 +125,24 @@ extension ReplayEvaluator {
         }
         engine.rawScores(weights: model.weights(featureCount: catalog.dimension, termCount: k), student: resolved, into: &learned)
         return (cold, learned)
+    }
+
+    /// A student's affinities under an engine's collaborative model after the training swipes,
+    /// learned as a session learns them (`FactorPosterior`; all 0 without factors or swipes).
+    ///
+    /// - Parameters:
+    ///   - engine: An engine with factors.
+    ///   - train: The training swipes, in time order.
+    /// - Returns: One affinity per item.
+    /// - Complexity: O(swipes × f² + N × f).
+    static func affinities(engine: SwipeEngine<M>, train: [Interaction]) -> [Float] {
+        guard let factors = engine.factors else { return [Float](repeating: 0, count: engine.matcher.catalog.count) }
+        var posterior = engine.coldStartFactors()
+        for x in train {
+            guard let row = engine.matcher.catalog.row(of: x.itemID) else { continue }
+            engine.observeFactors(&posterior, row: row, liked: x.action == .like)
+        }
+        return factors.affinities(of: posterior!)
     }
 
     /// Runs the replay (`replay(students:interactions:k:trainFraction:seed:)`'s results).
@@ -187,9 +223,23 @@ extension ReplayEvaluator {
         let biasPopulationEngine = try biasEngine.map {
             try $0.withPopulation(PopulationFit.fit(engine: $0, students: students, interactions: training, exposureWeight: beta))
         }
+        // The collaborative model, fitted on the training swipes with settings chosen on them.
+        var factorChoice: FactorFit.Choice?
+        var factorEngine: SwipeEngine<M>?
+        if collaborative {
+            let plain = engine.population == nil ? engine : nil
+            if let plain {
+                factorChoice = try FactorFit.chooseOptions(engine: plain, students: students, interactions: training, exposureWeight: beta,
+                                                          candidates: factorCandidates, k: k)
+            }
+            let options = factorChoice?.options ?? FactorFit.Options()
+            let gamma = factorChoice?.weight ?? engine.matcher.calibration.scale
+            factorEngine = try (populationEngine ?? engine).withFactors(FactorFit.fit(catalog: catalog, interactions: training, options: options, weight: gamma))
+        }
         let names = ["engine", "profile_only", "popularity", "random"]
             + (populationEngine == nil ? [] : ["population_prior", "engine_population_prior"])
             + (biasEngine == nil ? [] : ["engine_student_bias", "engine_population_prior_bias"])
+            + (factorEngine == nil ? [] : ["collaborative_affinity", "engine_collaborative"])
         var results = names.map { PolicyResult(policy: $0, metrics: [:], ipsLikeRate: nil, ipsMatches: 0) }
         var ips = names.map { _ in (likes: 0.0, weight: 0.0) }
         var rng = SplitMix64(seed: seed)
@@ -205,6 +255,8 @@ extension ReplayEvaluator {
             var policyScores = [plain.learned, plain.cold, likeCounts, randomScores]
             // Per policy, whether its scores hold exposure effects to take off for a swipe AUC.
             var exposed = [false, false, false, false]
+            // Per policy, other scores its swipe AUC is computed from (a ranking-only term left out).
+            var matchBase: [Int: [Float]] = [:]
             if let populationEngine {
                 // The prior alone (the shifted cold start plus the item effects), then learning
                 // from the student's own training swipes on top of it.
@@ -215,6 +267,16 @@ extension ReplayEvaluator {
             if let biasEngine, let biasPopulationEngine {
                 policyScores += [coldAndLearned(biasEngine).learned, coldAndLearned(biasPopulationEngine).learned]
                 exposed += [false, true]
+            }
+            if let factorEngine {
+                let affinity = Self.affinities(engine: factorEngine, train: train)
+                let base = coldAndLearned(factorEngine).learned
+                let gamma = Float(factorEngine.factors!.file.weight)
+                policyScores += [affinity, zip(base, affinity).map { $0 + gamma * $1 }]
+                // The affinity orders the deck, as exposure does; the match score (and so the
+                // swipe AUC) is the prior engine's own.
+                exposed += [false, populationEngine != nil]
+                matchBase[policyScores.count - 1] = base
             }
             // The held-out swipes themselves, for the question a deck asks of each card shown: will
             // this student like it? (The last answer counts where an item was swiped twice.)
@@ -232,20 +294,21 @@ extension ReplayEvaluator {
                     let candidateScores = candidates.map { scores[$0] }
                     let tied = RankingMetrics.tieAware(scores: candidateScores, relevant: candidates.map(testLikes.contains), k: k)
                     if RankingMetrics.isConstant(candidateScores) { results[p].constantScores += 1 }
-                    results[p].metrics["precision@\(k)", default: []].append(tied.precision)
-                    results[p].metrics["recall@\(k)", default: []].append(tied.recall)
-                    results[p].metrics["ndcg@\(k)", default: []].append(tied.ndcg)
-                    results[p].metrics["map@\(k)", default: []].append(RankingMetrics.averagePrecision(ranking: ranking, relevant: testLikes, k: k))
-                    results[p].metrics["mrr", default: []].append(RankingMetrics.reciprocalRank(ranking: ranking, relevant: testLikes))
-                    if let auc = tied.auc { results[p].metrics["auc", default: []].append(auc) }
+                    results[p].append("precision@\(k)", tied.precision, student: student.id)
+                    results[p].append("recall@\(k)", tied.recall, student: student.id)
+                    results[p].append("ndcg@\(k)", tied.ndcg, student: student.id)
+                    results[p].append("map@\(k)", RankingMetrics.averagePrecision(ranking: ranking, relevant: testLikes, k: k), student: student.id)
+                    results[p].append("mrr", RankingMetrics.reciprocalRank(ranking: ranking, relevant: testLikes), student: student.id)
+                    if let auc = tied.auc { results[p].append("auc", auc, student: student.id) }
                 }
                 // Will the student like the card shown: the match score's question, so without
                 // the exposure effects (which only order the deck).
                 // Both prior engines hold the same exposure effects (same log, same β).
                 let matchEngine = exposed[p] ? populationEngine : nil
-                let matchScores = swipedRows.map { matchEngine?.matchRaw(scores[$0], row: $0) ?? scores[$0] }
+                let matchSource = matchBase[p] ?? scores
+                let matchScores = swipedRows.map { matchEngine?.matchRaw(matchSource[$0], row: $0) ?? matchSource[$0] }
                 if let auc = RankingMetrics.tieAware(scores: matchScores, relevant: swipedRows.map { heldOut[$0]! }, k: 1).auc {
-                    results[p].metrics["swipe_auc", default: []].append(auc)
+                    results[p].append("swipe_auc", auc, student: student.id)
                 }
                 // IPS over the held-out swipes: the policy's pick among schools not yet swiped.
                 var swiped = trainRows
@@ -267,6 +330,7 @@ extension ReplayEvaluator {
         for p in names.indices where results[p].ipsMatches > 0 {
             results[p].ipsLikeRate = ips[p].likes / ips[p].weight
         }
-        return ReplayOutcome(results: results, exposureWeight: populationEngine?.population?.exposureWeight ?? 0, exposureChoice: choice)
+        return ReplayOutcome(results: results, exposureWeight: populationEngine?.population?.exposureWeight ?? 0, exposureChoice: choice,
+                             factorChoice: factorChoice)
     }
 }

@@ -139,6 +139,20 @@ public struct CholeskyFactor: Sendable, Hashable {
         }
     }
 
+    /// Solves `L y = b` (forward substitution alone): with `A` a precision, `L⁻¹ x` whitens
+    /// `x` — its squared norm is `xᵀ A⁻¹ x`.
+    ///
+    /// - Parameter b: `dimension` values.
+    /// - Returns: `y = L⁻¹ b`.
+    /// - Complexity: O(dimension²).
+    public func solveLower(_ b: [Double]) -> [Double] {
+        precondition(b.count == dimension, "Cholesky solve: b has \(b.count) values, need \(dimension)")
+        var y = b
+        let n = dimension
+        packed.withUnsafeBufferPointer { l in y.withUnsafeMutableBufferPointer { forwardSubstitute(l, n, $0) } }
+        return y
+    }
+
     /// Returns `xᵀ A⁻¹ x = ‖L⁻¹ x‖²`, the posterior variance along `x` when `A` is a precision.
     ///
     /// - Parameter x: `dimension` values.

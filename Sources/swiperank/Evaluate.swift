@@ -71,6 +71,12 @@ struct Evaluate: ParsableCommand {
     @Option(help: "Replay: the exposure weight β of the population prior fitted on the training swipes — how much an item's share of people who swiped it adds to its rank. 0 (default) for logs the engine served; `auto` chooses β on a time split of the training swipes (`PopulationFit.chooseExposureWeight`), for logs where people chose what to swipe (ratings, visits).")
     var exposureWeight: ExposureWeightOption = .fixed(0)
 
+    @Flag(help: "Replay: also fit a collaborative model (implicit ALS, `swiperank fit-factors`) on the training swipes, its settings and weight chosen on a time split of them, and report collaborative_affinity and engine_collaborative.")
+    var collaborative = false
+
+    @Option(help: "Replay: also write every policy's per-student metrics to this CSV (policy, student_id, precision@k, recall@k, ndcg@k, auc, swipe_auc; blank where undefined) — the shape scripts/anchors writes, for paired comparisons.")
+    var perStudent: String?
+
     @Option(help: "Evaluate only the first N students (0: all).")
     var limit: Int = 0
 
@@ -247,6 +253,7 @@ struct Evaluate: ParsableCommand {
         if !results.isEmpty { printSimulation(results, catalog: engine.matcher.catalog, itemNoun: itemNoun) }
         var replayer = ReplayEvaluator(engine: engine)
         replayer.exposureWeight = exposureWeight.setting
+        replayer.collaborative = collaborative
         let outcome = !replaysLog || log.isEmpty ? nil
             : try replayer.replay(students: roster, interactions: log, k: k, trainFraction: trainFraction, seed: seed)
         let replay = outcome?.results ?? []
@@ -272,6 +279,7 @@ struct Evaluate: ParsableCommand {
             print("wrote the report to \(export)/report.md")
         }
         guard !replay.isEmpty else { return }
+        if let perStudent { try writeOutput(Self.perStudentCSV(replay, k: k), to: perStudent) }
         print("")
         print("Replay of \(log.count) logged swipes (\(interactions)): first \(f(trainFraction * 100, 0))% of each student's swipes to learn, the rest held out;")
         print("full ranking of every \(itemNoun) not swiped in training, held-out likes relevant.")
@@ -280,6 +288,12 @@ struct Evaluate: ParsableCommand {
                   + choice.candidates.map { "β=\(f($0.weight, 1)) \(f($0.ndcg, 4))" }.joined(separator: ", ") + " → β = \(f(choice.weight, 1))")
         } else if let outcome, outcome.exposureWeight > 0 {
             print("population prior with exposure weight β = \(f(outcome.exposureWeight, 2))")
+        }
+        if let choice = outcome?.factorChoice {
+            let best = choice.table[0]
+            let noFactors = choice.table.filter { $0.weight == 0 }.map(\.ndcg).max() ?? .nan
+            print("collaborative model chosen on the training swipes (each student's last 30% validating; \(choice.students) students, \(choice.table.count) settings × weights): "
+                  + "\(best.options.summary), γ = \(f(best.weight, 2)) × scale, NDCG@\(k) \(f(best.ndcg, 4)) (without the factors \(f(noFactors, 4)))")
         }
         let metrics = ["precision@\(k)", "recall@\(k)", "ndcg@\(k)", "map@\(k)", "mrr", "auc", "swipe_auc"]
         print(pad("policy", 30) + metrics.map { pad($0, 13, left: true) }.joined() + pad("IPS likes", 12, left: true) + pad("matches", 9, left: true))
@@ -293,7 +307,8 @@ struct Evaluate: ParsableCommand {
         // policy is scored on the same students, so the per-student values line up).
         let byName = Dictionary(uniqueKeysWithValues: replay.map { ($0.policy, $0) })
         let pairs = [("engine", "popularity"), ("engine_population_prior", "popularity"),
-                     ("engine_population_prior", "population_prior"), ("engine_population_prior_bias", "population_prior")]
+                     ("engine_population_prior", "population_prior"), ("engine_population_prior_bias", "population_prior"),
+                     ("engine_collaborative", "engine_population_prior"), ("engine_collaborative", "collaborative_affinity")]
         var rng = SplitMix64(seed: seed)
         var header = false
         for (a, b) in pairs {
@@ -360,6 +375,27 @@ struct Evaluate: ParsableCommand {
         print("geo err: largest gap from the 50/30/20 band mix.")
         print("general: NDCG@10 of the final scores over the \(itemNoun)s no policy served the student; gap: the share of the gap")
         print("from profile_only to linear_oracle (the best linear fit of the true taste) closed on them.")
+    }
+
+    /// The replay's per-student metrics as CSV, one row per (policy, student), students in
+    /// order of first appearance; values with 17 significant digits, blank where undefined.
+    static func perStudentCSV(_ replay: [ReplayPolicyResult], k: Int) -> String {
+        let columns = ["precision@\(k)", "recall@\(k)", "ndcg@\(k)", "auc", "swipe_auc"]
+        var text = CSVTable.line(["policy", "student_id"] + columns) + "\n"
+        for result in replay {
+            var order: [String] = [], values: [String: [String: Double]] = [:]
+            for column in columns {
+                for (student, value) in zip(result.students[column] ?? [], result.metrics[column] ?? []) {
+                    if values[student] == nil { order.append(student) }
+                    values[student, default: [:]][column] = value
+                }
+            }
+            for student in order {
+                let cells = columns.map { values[student]?[$0].map { String(format: "%.17g", $0) } ?? "" }
+                text += CSVTable.line([result.policy, student] + cells) + "\n"
+            }
+        }
+        return text
     }
 
     func f(_ x: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", x) }

@@ -85,20 +85,28 @@ struct FitPrior: ParsableCommand {
         }
     }
 
-    func load<T>(_ read: () throws(DataError) -> ([T], LoadReport)) throws -> [T] {
-        do {
-            let (rows, report) = try read()
-            if !report.skipped.isEmpty { FileHandle.standardError.write(Data((report.summary + "\n").utf8)) }
-            return rows
-        } catch {
-            throw CLIError("\(error)")
-        }
-    }
+    func load<T>(_ read: () throws(DataError) -> ([T], LoadReport)) throws -> [T] { try loadRows(read) }
 
     func readLog(itemIDs: Set<String>, studentIDs: Set<String>?, policy: BadRowPolicy) throws -> [Interaction] {
-        try load { () throws(DataError) in
-            try InteractionsFile.read(CSVTable(contentsOfFile: interactions), itemIDs: itemIDs, studentIDs: studentIDs, policy: policy)
-        }
+        try readInteractions(interactions, itemIDs: itemIDs, studentIDs: studentIDs, policy: policy)
+    }
+}
+
+/// Rows read by a dataset reader, with skipped rows reported on stderr and errors as one line.
+func loadRows<T>(_ read: () throws(DataError) -> ([T], LoadReport)) throws -> [T] {
+    do {
+        let (rows, report) = try read()
+        if !report.skipped.isEmpty { FileHandle.standardError.write(Data((report.summary + "\n").utf8)) }
+        return rows
+    } catch {
+        throw CLIError("\(error)")
+    }
+}
+
+/// An interactions CSV, checked against the catalog's ids (and the students', when given).
+func readInteractions(_ path: String, itemIDs: Set<String>, studentIDs: Set<String>?, policy: BadRowPolicy) throws -> [Interaction] {
+    try loadRows { () throws(DataError) in
+        try InteractionsFile.read(CSVTable(contentsOfFile: path), itemIDs: itemIDs, studentIDs: studentIDs, policy: policy)
     }
 }
 

@@ -25,6 +25,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "A population prior written by `swiperank fit-prior` for this catalog (env SWIPERANK_POPULATION_PRIOR): new students start from what it taught. Stored sessions restore only under the prior they learned with.")
     var populationPrior: String?
 
+    @Option(help: "A collaborative model written by `swiperank fit-factors` or any trainer that writes its documented JSON (env SWIPERANK_FACTORS): every swipe also places the student among the population's item factors, and decks rank by γ × affinity on top. Checked against the catalog at start (another catalog's file is refused). Stored sessions restore only under the model they learned with.")
+    var factors: String?
+
     @Option(help: "Address to bind (env SWIPERANK_HOST; default 127.0.0.1).")
     var host: String?
 
@@ -145,13 +148,16 @@ struct Serve: AsyncParsableCommand {
     /// Builds the service for the catalog the options name and runs it until shut down.
     func serve(store: any ServiceStore, config: ServerConfiguration, logger: Logger) async throws {
         let populationPrior = self.populationPrior ?? ProcessInfo.processInfo.environment["SWIPERANK_POPULATION_PRIOR"]
+        let factors = self.factors ?? ProcessInfo.processInfo.environment["SWIPERANK_FACTORS"]
         if let schema = catalogOptions.schema {
             var engine = SwipeEngine(matcher: try catalogOptions.loadItems(schema: schema))
             if let populationPrior { engine = try loadPopulationPrior(populationPrior, into: engine) }
+            if let factors { engine = try loadFactors(factors, into: engine) }
             try await buildApplication(engine: engine, store: store, configuration: config, logger: logger, onRunning: Self.announce).runService()
         } else {
             var engine = SwipeEngine(matcher: try catalogOptions.schoolMatcher())
             if let populationPrior { engine = try loadPopulationPrior(populationPrior, into: engine) }
+            if let factors { engine = try loadFactors(factors, into: engine) }
             try await buildApplication(engine: engine, store: store, configuration: config, logger: logger, onRunning: Self.announce).runService()
         }
     }

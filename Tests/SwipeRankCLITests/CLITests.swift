@@ -221,6 +221,35 @@ struct EvaluateTests {
         }
     }
 
+    @Test("fit-factors writes a model file that serve checks at start; errors name the option or the file")
+    func factors() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-factors-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("factors.json").path
+        let restaurants = ["--interactions", "datasets/restaurants/swipes.csv", "--schema", "datasets/restaurants/restaurants.schema.json",
+                           "--catalog", "datasets/restaurants/restaurants.csv"]
+        let fit = try CLI.run(["fit-factors", "--output", file, "--dimension", "8", "--iterations", "4"] + restaurants)
+        #expect(fit.status == 0 && fit.stdout.contains("fitted 80 item factors") && fit.stdout.contains("on 1200 swipes"), "\(fit.stderr)")
+        let model = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any]
+        #expect(model?["version"] as? Int == 1 && model?["dimension"] as? Int == 8 && (model?["item_factors"] as? [[Double]])?.count == 80)
+        let again = dir.appendingPathComponent("again.json").path
+        #expect(try CLI.run(["fit-factors", "--output", again, "--dimension", "8", "--iterations", "4"] + restaurants).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data(contentsOf: URL(fileURLWithPath: again)), "deterministic for a seed")
+        let chosen = try CLI.run(["fit-factors", "--output", again, "--choose", "--students", "datasets/restaurants/users.csv"] + restaurants)
+        #expect(chosen.status == 0 && chosen.stdout.contains("chosen on the last 30%"), "\(chosen.stderr)")
+        for (bad, option) in [(["--dimension", "0"], "--dimension"), (["--confidence", "0"], "--confidence"), (["--weight", "-1"], "--weight")] {
+            let refused = try CLI.run(["fit-factors", "--output", again] + bad + restaurants)
+            #expect(refused.status != 0 && refused.stderr.contains(option), "\(refused.stderr)")
+        }
+        // The restaurants' model on the school catalog: refused at start, naming the file.
+        let wrong = try CLI.run(["serve", "--port", "0", "--database", dir.appendingPathComponent("db.sqlite").path, "--factors", file])
+        #expect(wrong.status != 0 && wrong.stderr.contains(file) && wrong.stderr.contains("feature_names"), "\(wrong.stderr)")
+        try Data("{\"version\": 1,".utf8).write(to: URL(fileURLWithPath: again))
+        let corrupt = try CLI.run(["serve", "--port", "0", "--database", dir.appendingPathComponent("db.sqlite").path, "--factors", again] + restaurants.dropFirst(2))
+        #expect(corrupt.status != 0 && corrupt.stderr.contains(again), "\(corrupt.stderr)")
+    }
+
     @Test("fit-prior writes a prior that evaluate loads; without one the policy is fitted on other students or left out; errors name the file")
     func populationPrior() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-prior-\(UUID().uuidString).json").path

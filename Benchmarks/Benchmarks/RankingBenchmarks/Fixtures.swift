@@ -14,6 +14,16 @@ enum Fixtures {
 
     static let schools: SchoolCatalog = try! SchoolCatalog(schoolsPath: schoolsPath, majorsPath: majorsPath)
     static let engine = SwipeEngine(matcher: SchoolMatcher(schools: schools))
+    /// The same engine with a collaborative model of f = 32 factors (seeded random values: the
+    /// cost of serving and learning does not depend on them), so the cost of the factors is
+    /// measured side by side with `engine`.
+    static let factorEngine: SwipeEngine<SchoolMatcher> = {
+        var rng = SplitMix64(seed: 32)
+        let ids = schools.catalog.ids
+        let file = FactorModelFile(dimension: 32, confidence: 10, dislikeConfidence: 0, regularization: 10, weight: 50,
+                                   itemIDs: ids, itemFactors: ids.map { _ in (0..<32).map { _ in Double.random(in: -0.3...0.3, using: &rng) } })
+        return try! engine.withFactors(file)
+    }()
 
     static let bostonStudent = StudentProfile(
         home: try! GeoPoint(latitude: 42.3601, longitude: -71.0589), homeState: "MA",

@@ -173,6 +173,24 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // The same on schools with a collaborative model (f = 32): one more sgemv per deck.
+    for count in [10, 20] {
+        Benchmark("recommendations(\(count)) after a swipe, schools 2294, factors f=32",
+                  configuration: .init(warmupIterations: 2, maxDuration: .seconds(3), maxIterations: 100)) { (benchmark: Benchmark, box: Box<SwipeSession<SchoolMatcher>>) in
+            BLASThreads.count = 1
+            let last = box.value.served.last!
+            _ = try box.value.recordSwipe(Swipe(swipeID: "\(last.position)", cardID: last.cardID, action: .like,
+                                                timestamp: Int64(last.position)))
+            benchmark.startMeasurement()
+            blackHole(box.value.recommendations(count: count))
+            benchmark.stopMeasurement()
+        } setup: {
+            let box = Box(try! Fixtures.factorEngine.session(studentID: "b", profile: Fixtures.bostonStudent, seed: 1))
+            _ = box.value.recommendations(count: 1)
+            return box
+        }
+    }
+
     // MARK: Learning updates.
 
     Benchmark("recordSwipe schools D=58, swipes 1-30 (rank-1)", configuration: .init(warmupIterations: 0, maxIterations: 30)) { (benchmark: Benchmark, box: Box<SwipeSession<SchoolMatcher>>) in
@@ -191,6 +209,20 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.stopMeasurement()
     } setup: {
         let box = Box(try! Fixtures.engine.session(studentID: "r", profile: Fixtures.bostonStudent, seed: 3))
+        for card in box.value.recommendations(count: 31).recommendations {
+            _ = try! box.value.recordSwipe(Swipe(swipeID: card.item.id, cardID: card.item.id, action: .like, timestamp: 0))
+        }
+        return box
+    }
+
+    Benchmark("recordSwipe schools D=58, stable (forgetting, refactor), factors f=32", configuration: .init(maxIterations: 500)) { (benchmark: Benchmark, box: Box<SwipeSession<SchoolMatcher>>) in
+        BLASThreads.count = 1
+        let card = box.value.recommendations(count: 1).recommendations[0]
+        benchmark.startMeasurement()
+        blackHole(try box.value.recordSwipe(Swipe(swipeID: card.item.id, cardID: card.item.id, action: .dislike, timestamp: 1)))
+        benchmark.stopMeasurement()
+    } setup: {
+        let box = Box(try! Fixtures.factorEngine.session(studentID: "r", profile: Fixtures.bostonStudent, seed: 3))
         for card in box.value.recommendations(count: 31).recommendations {
             _ = try! box.value.recordSwipe(Swipe(swipeID: card.item.id, cardID: card.item.id, action: .like, timestamp: 0))
         }

@@ -207,6 +207,8 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     let rankingOffsets: [Float]?
     /// The population's exposure effects as Float offsets (nil: none): in the ranking only.
     let exposureOffsets: [Float]?
+    /// The collaborative model (`withFactors(_:)`), or nil: students learn from features alone.
+    public let factors: CollaborativeFactors?
 
     /// Bumped when the learning or serving code changes what a session does with the same
     /// catalog, configuration and swipes (part of `modelVersion`).
@@ -225,6 +227,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         hasher.combine(String(decoding: (try? encoder.encode(configuration)) ?? Data(), as: UTF8.self))
         if let population { hasher.combine("|population=" + population.digest) }
         if let tag = matcher.modelTag { hasher.combine("|" + tag) }
+        if let factors { hasher.combine("|factors=" + factors.digest) }
         return "m\(Self.algorithmVersion)-" + hasher.hexDigest
     }
 
@@ -237,10 +240,12 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// - Complexity: O(N × d) (the catalog fingerprint).
     public init(matcher: M, configuration: EngineConfiguration = EngineConfiguration()) {
         do { try configuration.validate() } catch { preconditionFailure("Invalid EngineConfiguration: \(error.detail)") }
-        self.init(matcher: matcher, configuration: configuration, fingerprint: matcher.catalog.fingerprint, population: nil)
+        self.init(matcher: matcher, configuration: configuration, fingerprint: matcher.catalog.fingerprint, population: nil, factors: nil)
     }
 
-    private init(matcher: M, configuration: EngineConfiguration, fingerprint: String, population: PopulationPrior?) {
+    private init(matcher: M, configuration: EngineConfiguration, fingerprint: String, population: PopulationPrior?,
+                 factors: CollaborativeFactors?) {
+        self.factors = factors
         self.matcher = matcher
         self.configuration = configuration
         self.mixer = GeographicMixer(shares: configuration.bandShares)
@@ -284,17 +289,49 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         if let exposure = prior.exposureEffects, exposure.count != matcher.catalog.count {
             throw invalid("exposure_effects", "has \(exposure.count) effects, the catalog \(matcher.catalog.count) items")
         }
-        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: prior)
+        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: prior, factors: factors)
+    }
+
+    /// The same engine with a collaborative model: every student also learns, swipe by swipe,
+    /// where they stand among the population's item factors (`FactorPosterior`), and the
+    /// ranking adds `γ × affinity` to each item's raw score. A student with no swipes ranks as
+    /// before (their affinity is 0 everywhere), so the cold start is unchanged.
+    ///
+    /// - Parameter file: A factor model (`swiperank fit-factors`, or an external trainer's).
+    /// - Returns: The engine.
+    /// - Throws: `DataError` when the file does not fit this catalog (`CollaborativeFactors`).
+    /// - Complexity: O(N × f²).
+    public func withFactors(_ file: FactorModelFile) throws(DataError) -> SwipeEngine {
+        let resolved = try CollaborativeFactors(file: file, catalog: matcher.catalog)
+        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population, factors: resolved)
+    }
+
+    /// A new student's collaborative posterior (nil without factors).
+    public func coldStartFactors() -> FactorPosterior? { factors.map { FactorPosterior(dimension: $0.dimension) } }
+
+    /// Learns a swipe into a student's collaborative posterior (nothing without factors).
+    ///
+    /// - Parameters:
+    ///   - posterior: The posterior, updated.
+    ///   - row: The swiped row.
+    ///   - liked: The answer.
+    /// - Complexity: O(f²).
+    public func observeFactors(_ posterior: inout FactorPosterior?, row: Int, liked: Bool) {
+        guard let factors, posterior != nil else { return }
+        // The whitened factors are finite by construction, so the update cannot throw.
+        try? posterior!.observe(factors.vector(row: row), liked: liked, confidence: factors.file.confidence,
+                                dislikeConfidence: factors.file.dislikeConfidence)
     }
 
     /// What a snapshot must have been taken under to restore here: the configuration's digest,
     /// combined with the population prior's and the matcher's `modelTag` when there are any.
     var learningDigest: String {
         // Unchanged for the default matcher without a prior, so stored snapshots stay valid.
-        guard population != nil || matcher.modelTag != nil else { return configuration.digest }
+        guard population != nil || matcher.modelTag != nil || factors != nil else { return configuration.digest }
         var hasher = FNV1a64()
         hasher.combine(configuration.digest + "|" + (population?.digest ?? ""))
         if let tag = matcher.modelTag { hasher.combine("|" + tag) }
+        if let factors { hasher.combine("|factors=" + factors.digest) }
         return hasher.hexDigest
     }
 
@@ -341,7 +378,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         var configuration = self.configuration
         change(&configuration)
         do { try configuration.validate() } catch { preconditionFailure("Invalid EngineConfiguration: \(error.detail)") }
-        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population)
+        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population, factors: factors)
     }
 
     /// Starts a session for a student.

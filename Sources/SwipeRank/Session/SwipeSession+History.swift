@@ -56,7 +56,13 @@ extension SwipeSession {
         let weights = self.weights
         var raw: [Float] = []
         engine.rawScores(weights: weights, student: student, into: &raw)
+        // Ranked with the collaborative term, which the match score leaves out as it does exposure.
+        var offsets = engine.exposureOffsets
+        if let terms = collaborativeTerms {
+            for i in raw.indices { raw[i] += terms[i] }
+            offsets = offsets.map { zip($0, terms).map { $0 + $1 } } ?? terms
+        }
         return engine.matcher.recommendations(for: student, weights: weights, raw: raw, count: count, skipping: seen,
-                                              matchOffsets: engine.exposureOffsets)
+                                              matchOffsets: offsets)
     }
 }

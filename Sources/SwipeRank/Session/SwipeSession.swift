@@ -68,6 +68,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
     public let student: M.Student
     /// The preference model.
     public internal(set) var model: PreferenceModel
+    /// Where the student stands among the population's item factors (`SwipeEngine.withFactors(_:)`;
+    /// nil without factors): learned from the same swipes, rebuilt by a restore's replay.
+    public internal(set) var collaborative: FactorPosterior?
     /// Every card served, in order.
     public internal(set) var served: [ServedCard] = []
     /// Swipes recorded so far.
@@ -109,6 +112,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         self.studentID = studentID
         self.student = student
         self.model = model
+        self.collaborative = engine.coldStartFactors()
         self.rng = rng
         regionShown = [Bool](repeating: false, count: engine.regions.names.count)
         if let preferred = student.preferredDistanceMiles, engine.configuration.geographicMixing {
@@ -134,6 +138,27 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// The current weights (the posterior mean).
     public var weights: PreferenceWeights {
         model.weights(featureCount: engine.matcher.catalog.dimension, termCount: student.terms.names.count)
+    }
+
+    /// Every item's ranking score for this student: the engine's raw scores
+    /// (`SwipeEngine.rawScores(weights:student:into:)`) plus γ × the collaborative affinity when
+    /// the engine has factors — what a deck is chosen by.
+    ///
+    /// - Parameter scores: Resized to N and overwritten.
+    /// - Complexity: O(N × (D + f)).
+    public func rankingScores(into scores: inout [Float]) {
+        engine.rawScores(weights: weights, student: student, into: &scores)
+        if let factors = engine.factors, let collaborative { factors.addScores(of: collaborative, to: &scores) }
+    }
+
+    /// The collaborative term of every item's ranking score (γ × affinity), or nil when there is
+    /// none yet (no factors, or no swipe): a ranking term, like exposure, that the match score
+    /// shown leaves out.
+    var collaborativeTerms: [Float]? {
+        guard let factors = engine.factors, let collaborative, collaborative.hasEvidence, factors.file.weight > 0 else { return nil }
+        var terms = [Float](repeating: 0, count: engine.matcher.catalog.count)
+        factors.addScores(of: collaborative, to: &terms)
+        return terms
     }
 
     /// The learned bias (`EngineConfiguration.studentBias`): how much this student likes cards
@@ -180,7 +205,11 @@ public struct SwipeSession<M: Matcher>: Sendable {
         let weights = self.weights
         var raw: [Float] = []
         engine.rawScores(weights: weights, student: student, into: &raw)
-        var batch = BatchPools(session: self, raw: raw, count: wanted)
+        // The deck is chosen by the ranking score (with the collaborative term); each card's
+        // match score, and the probe boundary, by the raw score alone.
+        var ranking = raw
+        if let terms = collaborativeTerms { for i in ranking.indices { ranking[i] += terms[i] } }
+        var batch = BatchPools(session: self, raw: ranking, count: wanted)
         let plan: [GeoBand?] = isBanded ? engine.mixer.plan(count: wanted, served: bandServed)
             : [GeoBand?](repeating: nil, count: wanted)
         var cards: [Recommendation] = []
@@ -314,6 +343,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         } catch {
             throw SwipeError(.numerical, "swipe \(swipe.swipeID): \(error.description)")
         }
+        engine.observeFactors(&collaborative, row: row, liked: swipe.action == .like)
         swipes[swipe.swipeID] = swipe
         served[index].action = swipe.action
         totalSwipes += 1
@@ -363,6 +393,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         } catch {
             throw SwipeError(.numerical, "judgement \(swipe.swipeID): \(error.description)")
         }
+        engine.observeFactors(&collaborative, row: row, liked: swipe.action == .like)
         swipes[swipe.swipeID] = swipe
         if servedIndexByRow[row] == nil {
             judgedRows.insert(row)

@@ -100,7 +100,7 @@ struct EnginePolicy<M: Matcher>: RankingPolicy {
 
     var scores: [Float] {
         var scores: [Float] = []
-        session.engine.rawScores(weights: session.weights, student: session.student, into: &scores)
+        session.rankingScores(into: &scores)
         return scores
     }
 

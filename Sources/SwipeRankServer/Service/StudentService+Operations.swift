@@ -237,13 +237,14 @@ extension StudentService {
                               servedCards: session.served.count, unseenCards: session.unseenCount)
     }
 
-    /// The student's raw scores of every item under their current model (the cold start
-    /// before any swipe), or nil when the student has no profile.
+    /// The student's ranking scores of every item under their current model (the cold start
+    /// before any swipe; with the collaborative term when the engine has factors), or nil when
+    /// the student has no profile.
     func rawScores(_ studentID: String) async throws -> [Double]? {
         do {
             return try await withStudent(studentID) { live in
                 var scores: [Float] = []
-                engine.rawScores(weights: live.session.weights, student: live.session.student, into: &scores)
+                live.session.rankingScores(into: &scores)
                 return ([], StudentUpdate(), scores.map(Double.init))
             }
         } catch let error as APIError where error.status == .notFound {

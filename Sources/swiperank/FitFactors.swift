@@ -1,0 +1,147 @@
+import ArgumentParser
+import Foundation
+import SwipeRank
+import SwipeRankEvaluation
+
+/// `swiperank fit-factors`: fits a collaborative model (implicit ALS with a feature embedding)
+/// from a log of swipes; `serve`, `evaluate` and `recommend` load it with `--factors`.
+struct FitFactors: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fit-factors",
+        abstract: "Fit a collaborative model (item factors and a feature embedding, implicit ALS) from logged swipes; serve loads it with --factors.",
+        discussion: """
+        Every student's swipes teach every item's factor: a like is a 1 with weight 1 + α, a dislike a 0 with weight \
+        1 + α⁻, every item a student never swiped a 0 with weight 1. The file is documented JSON (FactorModelFile): \
+        any trainer that writes item_ids, item_factors and the settings can produce one (Spark MLlib's ALS item \
+        factors, a numpy script). With --choose, the settings and the weight γ are chosen on a time split of the log \
+        (each student's last 30% validating), against the population prior with --exposure-weight.
+        """)
+
+    @Option(help: "The logged swipes CSV (student_id, item_id, action, timestamp).")
+    var interactions: String = "datasets/swipes.csv"
+
+    @Option(help: "The students CSV (only for --choose: the prior the factors are weighed against needs profiles; colleges default to datasets/students.csv, --schema catalogs to everyone in the log).")
+    var students: String?
+
+    @Option(help: "The model file to write (JSON).")
+    var output: String
+
+    @Option(help: "f, the number of factors (1…1024).")
+    var dimension = FactorFit.Options().dimension
+
+    @Option(help: "λ, the ridge (> 0).")
+    var regularization = FactorFit.Options().regularization
+
+    @Option(help: "α, the confidence of a like (> 0).")
+    var confidence = FactorFit.Options().confidence
+
+    @Option(help: "α⁻, the confidence of a dislike (≥ 0; 0: a dislike counts as an item never shown).")
+    var dislikeConfidence = FactorFit.Options().dislikeConfidence
+
+    @Option(help: "Alternating iterations (1…1000).")
+    var iterations = FactorFit.Options().iterations
+
+    @Flag(help: "Shrink item factors toward 0 instead of toward what their features predict.")
+    var noFeaturePrior = false
+
+    @Option(help: "γ in units of the catalog's calibration scale: how much the collaborative affinity moves the ranking (≥ 0).")
+    var weight: Double = 16
+
+    @Flag(help: "Choose the settings and γ on a time split of the log instead (FactorFit.chooseOptions; overrides the settings above).")
+    var choose = false
+
+    @Option(help: "With --choose: the exposure weight β of the population prior the factors are weighed against.")
+    var exposureWeight: Double = 0
+
+    @Option(help: "Seeds the items' starting factors.")
+    var seed: UInt64 = 1
+
+    @Flag(help: "Skip bad rows of the CSVs (each one is reported) instead of stopping.")
+    var skipBadRows = false
+
+    @OptionGroup var catalogOptions: CatalogOptions
+
+    func validate() throws {
+        guard (1...1_024).contains(dimension) else { throw ValidationError("--dimension must be in 1...1024, got \(dimension)") }
+        guard regularization.isFinite && regularization > 0 else { throw ValidationError("--regularization must be positive, got \(regularization)") }
+        guard confidence.isFinite && confidence > 0 else { throw ValidationError("--confidence must be positive, got \(confidence)") }
+        guard dislikeConfidence.isFinite && dislikeConfidence >= 0 else {
+            throw ValidationError("--dislike-confidence must not be negative, got \(dislikeConfidence)")
+        }
+        guard (1...1_000).contains(iterations) else { throw ValidationError("--iterations must be in 1...1000, got \(iterations)") }
+        guard weight.isFinite && weight >= 0 else { throw ValidationError("--weight must be finite and not negative, got \(weight)") }
+        guard exposureWeight.isFinite && exposureWeight >= 0 else { throw ValidationError("--exposure-weight must not be negative") }
+    }
+
+    func run() throws {
+        let policy: BadRowPolicy = skipBadRows ? .skip : .fail
+        if let schema = catalogOptions.schema {
+            let engine = SwipeEngine(matcher: try catalogOptions.loadItems(schema: schema))
+            let users = try students.map { path in
+                try loadRows { () throws(DataError) in try ItemUsersFile.read(CSVTable(contentsOfFile: path), matcher: engine.matcher, policy: policy) }
+            }
+            let log = try readInteractions(interactions, itemIDs: Set(engine.matcher.catalog.ids), studentIDs: users.map { Set($0.map(\.id)) },
+                                           policy: policy)
+            try fit(engine, { users ?? DatasetStudent.everyone(in: log, profile: ItemProfile()) }, log)
+        } else {
+            let engine = SwipeEngine(matcher: try catalogOptions.schoolMatcher())
+            let path = students ?? "datasets/students.csv"
+            let roster = choose ? try loadRows { () throws(DataError) in try StudentsFile.read(CSVTable(contentsOfFile: path), policy: policy) } : nil
+            let log = try readInteractions(interactions, itemIDs: Set(engine.matcher.catalog.ids), studentIDs: roster.map { Set($0.map(\.id)) },
+                                           policy: policy)
+            try fit(engine, { roster ?? [] }, log)
+        }
+    }
+
+    func fit<M: Matcher>(_ engine: SwipeEngine<M>, _ roster: () -> [DatasetStudent<M.Profile>], _ log: [Interaction]) throws {
+        guard !log.isEmpty else { throw CLIError("\(interactions): no swipes to fit factors on") }
+        let scale = engine.matcher.calibration.scale
+        var options = FactorFit.Options()
+        options.dimension = dimension
+        options.regularization = regularization
+        options.confidence = confidence
+        options.dislikeConfidence = dislikeConfidence
+        options.iterations = iterations
+        options.featureInformed = !noFeaturePrior
+        options.seed = seed
+        var gamma = weight * scale
+        let start = Date()
+        do {
+            if choose {
+                let choice = try FactorFit.chooseOptions(engine: engine, students: roster(), interactions: log, exposureWeight: exposureWeight)
+                print("chosen on the last 30% of each student's swipes (\(choice.students) students, \(choice.table.count) settings × weights): "
+                      + "\(choice.options.summary), γ = \(choice.table[0].weight) × scale, NDCG@10 \(String(format: "%.4f", choice.table[0].ndcg))")
+                options = choice.options
+                options.seed = seed
+                gamma = choice.weight
+            }
+            let interactive = isatty(STDERR_FILENO) != 0
+            let file = try FactorFit.fit(catalog: engine.matcher.catalog, interactions: log, options: options, weight: gamma) { done, total in
+                guard interactive else { return }
+                let bar = String(repeating: "█", count: 20 * done / total) + String(repeating: "·", count: 20 - 20 * done / total)
+                FileHandle.standardError.write(Data("\r  fitting \(bar) \(done)/\(total) iterations".utf8))
+                if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
+            }
+            try writeOutput(String(decoding: file.jsonData(), as: UTF8.self) + "\n", to: output)
+            print("fitted \(file.itemIDs.count) item factors (\(options.summary), γ = \(String(format: "%.3g", gamma)) raw-score units) "
+                  + "on \(log.count) swipes in \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
+            print("wrote \(output)")
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw CLIError("\(error)")
+        }
+    }
+}
+
+/// `--factors FILE`: reads a factor model (`swiperank fit-factors` or an external trainer's)
+/// and puts it into an engine, as one-line errors naming the file.
+func loadFactors<M: Matcher>(_ path: String, into engine: SwipeEngine<M>) throws -> SwipeEngine<M> {
+    let file: FactorModelFile
+    do {
+        file = try FactorModelFile.decode(json: try InputFile.read(path, what: "factor model", maxBytes: 1 << 30), source: path)
+    } catch {
+        throw CLIError("\(error)")  // names the file (and line:column or the field)
+    }
+    do { return try engine.withFactors(file) } catch { throw CLIError("\(path): \(error.detail)") }
+}
