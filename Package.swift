@@ -119,7 +119,8 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "SwipeRankNumericsTests", dependencies: ["SwipeRankNumerics"]),
-        .testTarget(name: "SwipeRankTests", dependencies: ["SwipeRank"]),
+        // Fixtures/ holds files the tests read by path (a numpy-written factor model).
+        .testTarget(name: "SwipeRankTests", dependencies: ["SwipeRank"], exclude: ["Fixtures"]),
         .testTarget(name: "SwipeRankEvaluationTests", dependencies: ["SwipeRankEvaluation"]),
         .testTarget(name: "SwipeRankCLITests", dependencies: ["swiperank"]),
         .testTarget(name: "SwipeRankStoreTests", dependencies: [
