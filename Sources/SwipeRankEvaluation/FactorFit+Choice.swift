@@ -68,16 +68,7 @@ extension FactorFit {
         precondition(engine.population == nil && engine.factors == nil, "choose with a plain engine")
         let catalog = engine.matcher.catalog
         let scale = engine.matcher.calibration.scale
-        var byStudent: [String: [Interaction]] = [:]
-        for x in interactions { byStudent[x.studentID, default: []].append(x) }
-        var fitPart: [Interaction] = [], fitByStudent: [String: [Interaction]] = [:], validation: [String: [Interaction]] = [:]
-        for (id, log) in byStudent {
-            let sorted = log.sorted { ($0.timestamp, $0.itemID) < ($1.timestamp, $1.itemID) }
-            let cut = Int((Double(sorted.count) * (1 - validationFraction)).rounded(.down))
-            fitPart += sorted[..<cut]
-            fitByStudent[id] = Array(sorted[..<cut])
-            validation[id] = Array(sorted[cut...])
-        }
+        let (fitPart, fitByStudent, validation) = PopulationFit.timeSplit(interactions, validationFraction: validationFraction)
         let prior = try engine.withPopulation(PopulationFit.fit(engine: engine, students: students, interactions: fitPart,
                                                                 exposureWeight: exposureWeight))
         let models = try candidates.map { try prior.withFactors(fit(catalog: catalog, interactions: fitPart, options: $0)) }

@@ -121,6 +121,26 @@ public enum PopulationFit {
         }
     }
 
+    /// Each student's swipes split in time, as the choice procedures validate: sorted by
+    /// (timestamp, item id), the first `1 − validationFraction` (rounded down) to fit, the rest to
+    /// validate; students in id order, so the parts do not depend on the log's order.
+    ///
+    /// - Returns: The fit parts together and by student, and the validation parts by student.
+    static func timeSplit(_ interactions: [Interaction], validationFraction: Double)
+        -> (fit: [Interaction], fitByStudent: [String: [Interaction]], validation: [String: [Interaction]]) {
+        var byStudent: [String: [Interaction]] = [:]
+        for x in interactions { byStudent[x.studentID, default: []].append(x) }
+        var fit: [Interaction] = [], fitByStudent: [String: [Interaction]] = [:], validation: [String: [Interaction]] = [:]
+        for id in byStudent.keys.sorted() {
+            let sorted = byStudent[id]!.sorted { ($0.timestamp, $0.itemID) < ($1.timestamp, $1.itemID) }
+            let cut = Int((Double(sorted.count) * (1 - validationFraction)).rounded(.down))
+            fit += sorted[..<cut]
+            fitByStudent[id] = Array(sorted[..<cut])
+            validation[id] = Array(sorted[cut...])
+        }
+        return (fit, fitByStudent, validation)
+    }
+
     /// Chooses the exposure weight β by a documented procedure that never sees a held-out swipe:
     /// each student's log is split in time (the last `validationFraction` to validate, the rest
     /// to fit); a prior is fitted on the fit parts; each student learns their own fit part on
@@ -147,15 +167,7 @@ public enum PopulationFit {
         precondition(!candidates.isEmpty && candidates.allSatisfy { $0 >= 0 && $0.isFinite }, "candidates must be finite and not negative")
         precondition(validationFraction > 0 && validationFraction < 1 && k > 0, "a validation fraction in (0, 1) and k > 0")
         let catalog = engine.matcher.catalog
-        var byStudent: [String: [Interaction]] = [:]
-        for x in interactions { byStudent[x.studentID, default: []].append(x) }
-        var fitPart: [Interaction] = [], validation: [String: [Interaction]] = [:]
-        for (id, log) in byStudent {
-            let sorted = log.sorted { ($0.timestamp, $0.itemID) < ($1.timestamp, $1.itemID) }
-            let cut = Int((Double(sorted.count) * (1 - validationFraction)).rounded(.down))
-            fitPart += sorted[..<cut]
-            validation[id] = Array(sorted[cut...])
-        }
+        let (fitPart, fitByStudent, validation) = timeSplit(interactions, validationFraction: validationFraction)
         // Exposure effects are linear in β: fit once at β = 1 and scale.
         let unit = try fit(engine: engine, students: students, interactions: fitPart, itemPrecision: itemPrecision, exposureWeight: 1)
         let base = PopulationPrior(catalogFingerprint: unit.catalogFingerprint, featureCount: unit.featureCount, termNames: unit.termNames,
@@ -163,8 +175,6 @@ public enum PopulationFit {
                                    swipes: unit.swipes, itemPrecision: unit.itemPrecision)
         let prior = try engine.withPopulation(base)
         let exposure = (unit.exposureEffects ?? []).map(Float.init)
-        var fitByStudent: [String: [Interaction]] = [:]
-        for x in fitPart { fitByStudent[x.studentID, default: []].append(x) }
         var sums = [Double](repeating: 0, count: candidates.count), counted = 0
         for student in students.sorted(by: { $0.id < $1.id }) {
             let likes = Set((validation[student.id] ?? []).filter { $0.action == .like }.compactMap { catalog.row(of: $0.itemID) })

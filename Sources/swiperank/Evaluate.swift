@@ -77,6 +77,9 @@ struct Evaluate: ParsableCommand {
     @Option(help: "Replay: also write every policy's per-student metrics to this CSV (policy, student_id, precision@k, recall@k, ndcg@k, auc, swipe_auc; blank where undefined) — the shape scripts/anchors writes, for paired comparisons.")
     var perStudent: String?
 
+    @Flag(help: "Colleges: instead of the usual run, simulate the student families the engine was not designed for (peer_groups, herd, noisy: TasteFamily), each with a population of --population-students other students whose log fits a prior and a collaborative model, and print every policy's served NDCG@10 per family.")
+    var families = false
+
     @Option(help: "Evaluate only the first N students (0: all).")
     var limit: Int = 0
 
@@ -105,6 +108,9 @@ struct Evaluate: ParsableCommand {
         guard limit >= 0 else { throw ValidationError("--limit must not be negative") }
         if studentModel == .hidden && catalogOptions.schema != nil {
             throw ValidationError("--student-model hidden is the college student model; with --schema use logistic")
+        }
+        if families && (catalogOptions.schema != nil || export != nil) {
+            throw ValidationError("--families is a college simulation printed on its own: it cannot go with --schema or --export")
         }
         if popularityColumn != nil && catalogOptions.schema == nil {
             throw ValidationError("--popularity-column needs --schema (colleges use undergraduate enrollment)")
@@ -140,6 +146,7 @@ struct Evaluate: ParsableCommand {
             let population = (0..<populationStudents).map {
                 DatasetStudent(id: "population-\($0)", profile: SchoolSimulation.randomProfile(schools: engine.matcher.schools, using: &rng))
             }
+            if families { return try evaluateFamilies(engine: engine, roster: roster, population: population) }
             try evaluate(engine: engine, roster: roster, log: log, popularity: SchoolSimulation.popularity(engine.matcher.schools),
                          opinionGroups: SchoolSimulation.opinionGroups, itemNoun: "school",
                          hiddenTaste: SimulationEvaluator<SchoolMatcher>.hiddenTaste(schools: engine.matcher.schools),
@@ -159,6 +166,53 @@ struct Evaluate: ParsableCommand {
         try evaluate(engine: SwipeEngine(matcher: matcher), roster: roster, log: log,
                      popularity: itemPopularity(matcher.catalog, log: log), opinionGroups: nil, itemNoun: "item", hiddenTaste: nil,
                      populationStudents: [], expandedTermsEngine: nil)
+    }
+
+    /// `--families`: each `TasteFamily` with its own population, every policy's served NDCG@10
+    /// curve with a 95% bootstrap interval at the last checkpoint, generalization and the gap
+    /// closed, and the paired differences the learning targets are about.
+    func evaluateFamilies(engine: SwipeEngine<SchoolMatcher>, roster: [DatasetStudent<StudentProfile>],
+                          population: [DatasetStudent<StudentProfile>]) throws {
+        guard !population.isEmpty else { throw CLIError("--families needs --population-students > 0") }
+        var rng = SplitMix64(seed: seed)
+        for family in TasteFamily.allCases {
+            let start = Date()
+            let outcome = try FamilyEvaluation.run(family: family, engine: engine, students: roster, population: population,
+                                                   swipes: swipes, seed: seed)
+            let results = outcome.results
+            print("")
+            print("Family \(family.rawValue): \(roster.count) students × \(swipes) swipes; prior and factors from \(population.count) other students "
+                  + "(\(outcome.populationSwipes) swipes; \(outcome.choice.options.summary), γ = \(f(outcome.choice.table[0].weight, 1)) × scale) "
+                  + "(\(f(Date().timeIntervalSince(start), 1)) s)")
+            let checkpoints = results[0].checkpoints
+            print(pad("served NDCG@10", 26) + checkpoints.map { pad("n=\($0)", 8, left: true) }.joined() + "   95% CI at n=\(checkpoints.last!)"
+                  + pad("general", 9, left: true) + pad("gap", 7, left: true))
+            for r in results {
+                let means = SimulationPolicyResult.means(r.servedNDCG)
+                let ci = Bootstrap.meanInterval(r.servedNDCG.last!, using: &rng)
+                let general = r.generalization.reduce(0, +) / Double(max(1, r.generalization.count))
+                let gap = EvaluationReport.gapClosed(r.policy, in: results)
+                print(pad(r.policy.rawValue, 26) + means.map { pad(f($0, 3), 8, left: true) }.joined()
+                      + "   [\(f(ci.lower, 3)), \(f(ci.upper, 3))]" + pad(f(general, 3), 9, left: true)
+                      + pad(gap.isNaN ? "-" : f(gap * 100, 0) + "%", 7, left: true))
+            }
+            let byPolicy = Dictionary(uniqueKeysWithValues: results.map { ($0.policy, $0) })
+            for (a, b, c) in [(PolicyKind.engineCollaborative, PolicyKind.engineNoLearning, results[0].checkpoints.count - 1),
+                              (.engineCollaborative, .naiveSGD, results[0].checkpoints.count - 1),
+                              (.engineCollaborative, .enginePopulationPrior, results[0].checkpoints.count - 1),
+                              (.engineCollaborative, .profileOnly, 0)] {
+                guard let x = byPolicy[a]?.servedNDCG[c], let y = byPolicy[b]?.servedNDCG[c], x.count == y.count, !x.isEmpty else { continue }
+                let d = zip(x, y).map { $0 - $1 }
+                let ci = Bootstrap.meanInterval(d, using: &rng)
+                print("  " + pad("\(a.rawValue) − \(b.rawValue) at n=\(checkpoints[c])", 60)
+                      + "\(f(Bootstrap.mean(d), 3)) [\(f(ci.lower, 3)), \(f(ci.upper, 3))]")
+            }
+        }
+        print("")
+        print("served NDCG@10: the next deck as served (probes and bands included) against the student's 10 best unseen schools.")
+        print("general: NDCG@10 of the final scores over the schools no policy served; gap: the share of the gap from profile_only")
+        print("to linear_oracle closed there. Families: TasteFamily (peer_groups: hidden groups over a hidden vibe; herd: a hidden")
+        print("buzz everyone shares; noisy: 30% coin-flip answers), all on top of HiddenTasteStudent.")
     }
 
     /// Reads the students (in the matcher's format) and the interactions, honoring
@@ -223,7 +277,7 @@ struct Evaluate: ParsableCommand {
         let filePrior = try populationPrior.map { try loadPopulationPrior($0, into: engine).population! }
         let policies = PolicyKind.allCases.filter {
             (popularity != nil || $0 != .popularity) && (filePrior != nil || !populationStudents.isEmpty || $0 != .enginePopulationPrior)
-                && (expandedTermsEngine != nil || $0 != .engineExpandedTerms)
+                && (expandedTermsEngine != nil || $0 != .engineExpandedTerms) && $0 != .engineCollaborative
         }
         func simulate(_ taste: SimulationEvaluator<M>.TasteModel?, _ label: String) throws -> [SimulationPolicyResult] {
             let start = Date()

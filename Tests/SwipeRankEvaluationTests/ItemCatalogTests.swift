@@ -176,7 +176,7 @@ struct ItemEvaluationTests {
     }
 
     /// Every policy but the expanded term basis, which only colleges have.
-    static let itemPolicies = PolicyKind.allCases.filter { $0 != .engineExpandedTerms }
+    static let itemPolicies = PolicyKind.allCases.filter { $0 != .engineExpandedTerms && $0 != .engineCollaborative }
 
     @Test("simulation: the engine learns on restaurants and beats the baselines; deterministic")
     func simulation() throws {

@@ -149,8 +149,10 @@ let benchmarks: @Sendable () -> Void = {
     // One session per benchmark serves batch after batch; each sample first records a swipe
     // (not measured) so the measured call re-scores every unseen card, as in real use.
 
-    for (label, catalog) in [("schools 2294", { Fixtures.schools }), ("synthetic 10k", { Fixtures.syntheticSchools(rows: 10_000) }),
-                             ("synthetic 100k", { Fixtures.syntheticSchools(rows: 100_000) })] {
+    // "factors f=32": the shipped schools with a collaborative model (one more sgemv per deck).
+    for (label, makeEngine) in [("schools 2294", { Fixtures.engine }), ("schools 2294, factors f=32", { Fixtures.factorEngine }),
+                                ("synthetic 10k", { SwipeEngine(matcher: SchoolMatcher(schools: Fixtures.syntheticSchools(rows: 10_000))) }),
+                                ("synthetic 100k", { SwipeEngine(matcher: SchoolMatcher(schools: Fixtures.syntheticSchools(rows: 100_000))) })] {
         for count in [10, 20] {
             Benchmark("recommendations(\(count)) after a swipe, \(label)",
                       configuration: .init(warmupIterations: 2, maxDuration: .seconds(3), maxIterations: 100)) { (benchmark: Benchmark, box: Box<SwipeSession<SchoolMatcher>>) in
@@ -162,7 +164,7 @@ let benchmarks: @Sendable () -> Void = {
                 blackHole(box.value.recommendations(count: count))
                 benchmark.stopMeasurement()
             } setup: {
-                let engine = SwipeEngine(matcher: SchoolMatcher(schools: catalog()))
+                let engine = makeEngine()
                 // Synthetic catalogs have no programs file, so the student names no majors there.
                 var profile = Fixtures.bostonStudent
                 if engine.matcher.schools.majors.offerings.isEmpty { profile.intendedMajors = [] }
@@ -170,24 +172,6 @@ let benchmarks: @Sendable () -> Void = {
                 _ = box.value.recommendations(count: 1)
                 return box
             }
-        }
-    }
-
-    // The same on schools with a collaborative model (f = 32): one more sgemv per deck.
-    for count in [10, 20] {
-        Benchmark("recommendations(\(count)) after a swipe, schools 2294, factors f=32",
-                  configuration: .init(warmupIterations: 2, maxDuration: .seconds(3), maxIterations: 100)) { (benchmark: Benchmark, box: Box<SwipeSession<SchoolMatcher>>) in
-            BLASThreads.count = 1
-            let last = box.value.served.last!
-            _ = try box.value.recordSwipe(Swipe(swipeID: "\(last.position)", cardID: last.cardID, action: .like,
-                                                timestamp: Int64(last.position)))
-            benchmark.startMeasurement()
-            blackHole(box.value.recommendations(count: count))
-            benchmark.stopMeasurement()
-        } setup: {
-            let box = Box(try! Fixtures.factorEngine.session(studentID: "b", profile: Fixtures.bostonStudent, seed: 1))
-            _ = box.value.recommendations(count: 1)
-            return box
         }
     }
 
@@ -201,32 +185,22 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.stopMeasurement()
     } setup: { Box(try! Fixtures.engine.session(studentID: "r", profile: Fixtures.bostonStudent, seed: 2)) }
 
-    Benchmark("recordSwipe schools D=58, stable (forgetting, refactor)", configuration: .init(maxIterations: 500)) { (benchmark: Benchmark, box: Box<SwipeSession<SchoolMatcher>>) in
-        BLASThreads.count = 1
-        let card = box.value.recommendations(count: 1).recommendations[0]
-        benchmark.startMeasurement()
-        blackHole(try box.value.recordSwipe(Swipe(swipeID: card.item.id, cardID: card.item.id, action: .dislike, timestamp: 1)))
-        benchmark.stopMeasurement()
-    } setup: {
-        let box = Box(try! Fixtures.engine.session(studentID: "r", profile: Fixtures.bostonStudent, seed: 3))
-        for card in box.value.recommendations(count: 31).recommendations {
-            _ = try! box.value.recordSwipe(Swipe(swipeID: card.item.id, cardID: card.item.id, action: .like, timestamp: 0))
+    // The stable phase, without and with a collaborative model of f = 32 factors (one more
+    // O(f²) rank-1 update per swipe), side by side.
+    for (label, engine) in [("", { Fixtures.engine }), (", factors f=32", { Fixtures.factorEngine })] {
+        Benchmark("recordSwipe schools D=58, stable (forgetting, refactor)\(label)", configuration: .init(maxIterations: 500)) { (benchmark: Benchmark, box: Box<SwipeSession<SchoolMatcher>>) in
+            BLASThreads.count = 1
+            let card = box.value.recommendations(count: 1).recommendations[0]
+            benchmark.startMeasurement()
+            blackHole(try box.value.recordSwipe(Swipe(swipeID: card.item.id, cardID: card.item.id, action: .dislike, timestamp: 1)))
+            benchmark.stopMeasurement()
+        } setup: {
+            let box = Box(try! engine().session(studentID: "r", profile: Fixtures.bostonStudent, seed: 3))
+            for card in box.value.recommendations(count: 31).recommendations {
+                _ = try! box.value.recordSwipe(Swipe(swipeID: card.item.id, cardID: card.item.id, action: .like, timestamp: 0))
+            }
+            return box
         }
-        return box
-    }
-
-    Benchmark("recordSwipe schools D=58, stable (forgetting, refactor), factors f=32", configuration: .init(maxIterations: 500)) { (benchmark: Benchmark, box: Box<SwipeSession<SchoolMatcher>>) in
-        BLASThreads.count = 1
-        let card = box.value.recommendations(count: 1).recommendations[0]
-        benchmark.startMeasurement()
-        blackHole(try box.value.recordSwipe(Swipe(swipeID: card.item.id, cardID: card.item.id, action: .dislike, timestamp: 1)))
-        benchmark.stopMeasurement()
-    } setup: {
-        let box = Box(try! Fixtures.factorEngine.session(studentID: "r", profile: Fixtures.bostonStudent, seed: 3))
-        for card in box.value.recommendations(count: 31).recommendations {
-            _ = try! box.value.recordSwipe(Swipe(swipeID: card.item.id, cardID: card.item.id, action: .like, timestamp: 0))
-        }
-        return box
     }
 
     for d in [32, 64, 128] {

@@ -68,6 +68,10 @@ public enum PolicyKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// in the engine's own vector space (`LinearOracle`), fitted on every item before the first
     /// card and served greedily. The ceiling of any linear scorer, the engine's included.
     case linearOracle = "linear_oracle"
+    /// The engine starting from the population prior and learning from everyone: the same
+    /// students' population also fitted a collaborative model (`SimulationEvaluator.collaborativeEngine`:
+    /// `FactorFit` on their log), and each swipe places the student among its item factors.
+    case engineCollaborative = "engine_collaborative"
 }
 
 /// The engine (or an ablation of it) as a policy.

@@ -53,6 +53,10 @@ public struct SimulationEvaluator<M: Matcher>: Sendable {
     /// The engine of `.engineExpandedTerms`: the same catalog and configuration with a matcher
     /// that computes more terms (colleges: `SchoolTermBasis.expanded`); nil leaves it out.
     public var expandedTermsEngine: SwipeEngine<M>?
+    /// The engine of `.engineCollaborative`: the population prior and a collaborative model
+    /// (`SwipeEngine.withFactors(_:)`), both fitted on students other than the evaluated ones;
+    /// nil leaves it out.
+    public var collaborativeEngine: SwipeEngine<M>?
 
     /// A student model outside the engine's model class: the like probability of every item
     /// (by catalog row) for a student, drawn with the generator.
@@ -153,13 +157,14 @@ extension SimulationEvaluator {
     /// - Throws: Errors of the engine on inconsistent input (profiles are validated first).
     /// - Precondition: `.popularity` is only asked for with a `popularity`, and
     ///   `.enginePopulationPrior` with a `population`, `.engineExpandedTerms` with an
-    ///   `expandedTermsEngine`.
+    ///   `expandedTermsEngine`, `.engineCollaborative` with a `collaborativeEngine`.
     public func run(students: [DatasetStudent<M.Profile>], swipes: Int, policies: [PolicyKind], seed: UInt64,
                     progress: ((Int, Int) -> Void)? = nil) throws -> [PolicyResult] {
         precondition(swipes >= 0, "swipes must not be negative")
         precondition(popularity != nil || !policies.contains(.popularity), "the popularity policy needs a popularity")
         precondition(population != nil || !policies.contains(.enginePopulationPrior), "engine_population_prior needs a population")
         precondition(expandedTermsEngine != nil || !policies.contains(.engineExpandedTerms), "engine_expanded_terms needs its engine")
+        precondition(collaborativeEngine != nil || !policies.contains(.engineCollaborative), "engine_collaborative needs its engine")
         let populationEngine = try population.map { prior throws(DataError) in try engine.withPopulation(prior) }
         let catalog = engine.matcher.catalog
         let checkpoints = Array(stride(from: 0, through: swipes, by: 10)) + (swipes % 10 == 0 ? [] : [swipes])
@@ -356,6 +361,8 @@ extension SimulationEvaluator {
             return try EnginePolicy(name: kind.rawValue, engine: populationEngine!, student: student, seed: seed)
         case .engineExpandedTerms:
             return try EnginePolicy(name: kind.rawValue, engine: expandedTermsEngine!, student: student, seed: seed)
+        case .engineCollaborative:
+            return try EnginePolicy(name: kind.rawValue, engine: collaborativeEngine!, student: student, seed: seed)
         case .engine:
             return try EnginePolicy(name: kind.rawValue, engine: engine, student: student, seed: seed)
         case .engineNoProbes:

@@ -1,0 +1,73 @@
+import Foundation
+import SwipeRank
+import SwipeRankNumerics
+
+/// The simulation on student families the engine was not designed for (`TasteFamily`), with
+/// the population-level learners fitted on each family's own population: for every family, a
+/// log of other students (served by the engine, as a deployment's log would be) teaches a
+/// population prior and a collaborative model (`FactorFit`, its settings and γ chosen on a time
+/// split of that log), and the evaluated students are then served by every policy
+/// (`swiperank evaluate --families`).
+public enum FamilyEvaluation {
+    /// The policies compared on each family: the engine with and without what the population
+    /// taught, the serving without learning, the naive learner, and the references.
+    public static let policies: [PolicyKind] = [
+        .engineCollaborative, .enginePopulationPrior, .engine, .engineNoLearning, .naiveSGD, .naiveSGDEngineServing,
+        .profileOnly, .popularity, .linearOracle,
+    ]
+
+    /// The fit settings tried per family (fewer than the replay's: a population log of a few
+    /// thousand swipes does not support 64 factors).
+    public static let factorCandidates: [FactorFit.Options] = [8, 16, 32].flatMap { dimension in
+        [3.0, 10].map { regularization in
+            var o = FactorFit.Options()
+            o.dimension = dimension
+            o.regularization = regularization
+            o.dislikeConfidence = o.confidence
+            return o
+        }
+    }
+
+    /// One family's outcome.
+    public struct Outcome: Sendable {
+        /// The family.
+        public let family: TasteFamily
+        /// The policies' results, in `policies`' order.
+        public let results: [SimulationPolicyResult]
+        /// How the collaborative model was chosen on the population's log.
+        public let choice: FactorFit.Choice
+        /// Swipes in the population's log.
+        public let populationSwipes: Int
+    }
+
+    /// Runs one family.
+    ///
+    /// - Parameters:
+    ///   - family: The family.
+    ///   - engine: The engine (without a population prior or factors).
+    ///   - students: The students evaluated.
+    ///   - population: Other students of the same world, whose log the prior and factors learn from.
+    ///   - swipes: Swipes per student (evaluated and population alike).
+    ///   - seed: Seeds the world, the students' draws and the answers.
+    ///   - factorCandidates: The fit settings tried.
+    /// - Returns: The outcome.
+    /// - Throws: Errors of the engine, the fits or the taste model.
+    public static func run(family: TasteFamily, engine: SwipeEngine<SchoolMatcher>, students: [DatasetStudent<StudentProfile>],
+                           population: [DatasetStudent<StudentProfile>], swipes: Int, seed: UInt64,
+                           factorCandidates: [FactorFit.Options] = factorCandidates) throws -> Outcome {
+        precondition(engine.population == nil && engine.factors == nil, "a plain engine: the family's population fits its own")
+        var evaluator = SimulationEvaluator(engine: engine)
+        evaluator.taste = family.tasteModel(schools: engine.matcher.schools, worldSeed: seed ^ 0x574f_524c_44)
+        let log = try evaluator.simulateLog(students: population, swipes: swipes, seed: seed &+ 1)
+        let prior = try PopulationFit.fit(engine: engine, students: population, interactions: log)
+        let choice = try FactorFit.chooseOptions(engine: engine, students: population, interactions: log, exposureWeight: 0,
+                                                 candidates: factorCandidates)
+        var options = choice.options
+        options.seed = seed
+        let factors = try FactorFit.fit(catalog: engine.matcher.catalog, interactions: log, options: options, weight: choice.weight)
+        evaluator.population = prior
+        evaluator.collaborativeEngine = try engine.withPopulation(prior).withFactors(factors)
+        let results = try evaluator.run(students: students, swipes: swipes, policies: policies, seed: seed)
+        return Outcome(family: family, results: results, choice: choice, populationSwipes: log.count)
+    }
+}

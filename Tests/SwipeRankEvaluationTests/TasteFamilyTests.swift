@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+import SwipeRank
+import SwipeRankEvaluation
+import SwipeRankNumerics
+
+/// The student families outside the engine's model class, and the per-family evaluation.
+@Suite("Student families")
+struct TasteFamilyTests {
+    static func students(_ count: Int, seed: UInt64, prefix: String) -> [DatasetStudent<StudentProfile>] {
+        var rng = SplitMix64(seed: seed)
+        return (0..<count).map { DatasetStudent(id: "\(prefix)\($0)", profile: SchoolSimulation.randomProfile(schools: EvaluationFixtures.schools, using: &rng)) }
+    }
+
+    @Test("a family's world is its seed's: the same seed and draws give the same taste, another world another", arguments: TasteFamily.allCases)
+    func worlds(family: TasteFamily) throws {
+        let student = Self.students(1, seed: 3, prefix: "w")[0]
+        let schools = EvaluationFixtures.schools
+        func taste(world: UInt64) throws -> [Double] {
+            var generator = SplitMix64(seed: 9)
+            return try family.tasteModel(schools: schools, worldSeed: world)(student, &generator)
+        }
+        let a = try taste(world: 1), b = try taste(world: 1), c = try taste(world: 2)
+        #expect(a == b && a.count == schools.catalog.count)
+        // The noisy family has no world of its own (its lapses are per answer).
+        #expect((a != c) == (family != .noisy))
+        // A lapse rate bounds every probability away from 0 and 1; about a quarter of schools liked.
+        let lapse = family == .noisy ? 0.3 : 0.08
+        #expect(a.allSatisfy { $0 >= lapse / 2 && $0 <= 1 - lapse / 2 })
+        let mean = a.reduce(0, +) / Double(a.count)
+        #expect(mean > 0.2 && mean < 0.45, "\(mean)")
+    }
+
+    @Test("peer groups: students of one world share taste that no feature shows")
+    func peersShareTaste() throws {
+        let schools = EvaluationFixtures.schools
+        let model = TasteFamily.peerGroups.tasteModel(schools: schools, worldSeed: 5)
+        let noisyModel = TasteFamily.noisy.tasteModel(schools: schools, worldSeed: 5)
+        let students = Self.students(40, seed: 4, prefix: "p")
+        var generator = SplitMix64(seed: 6)
+        let peer = try students.map { try model($0, &generator) }
+        var other = SplitMix64(seed: 6)
+        let alone = try students.map { try noisyModel($0, &other) }
+        // The best correlation of a student's taste with another's: high for some peer (same group),
+        // lower without shared groups.
+        func correlation(_ x: [Double], _ y: [Double]) -> Double {
+            let mx = x.reduce(0, +) / Double(x.count), my = y.reduce(0, +) / Double(y.count)
+            let sxy = zip(x, y).reduce(0) { $0 + ($1.0 - mx) * ($1.1 - my) }
+            let sx = x.reduce(0) { $0 + ($1 - mx) * ($1 - mx) }, sy = y.reduce(0) { $0 + ($1 - my) * ($1 - my) }
+            return sxy / (sx * sy).squareRoot()
+        }
+        func bestPeer(_ tastes: [[Double]]) -> Double {
+            tastes.indices.map { i in tastes.indices.filter { $0 != i }.map { correlation(tastes[i], tastes[$0]) }.max()! }.reduce(0, +) / Double(tastes.count)
+        }
+        #expect(bestPeer(peer) > bestPeer(alone) + 0.2, "\(bestPeer(peer)) vs \(bestPeer(alone))")
+    }
+
+    @Test("a family's evaluation: every policy on the same students, the prior and factors from other students, deterministic")
+    func evaluation() throws {
+        var options = FactorFit.Options()
+        options.dimension = 4
+        options.iterations = 4
+        func run() throws -> FamilyEvaluation.Outcome {
+            try FamilyEvaluation.run(family: .peerGroups, engine: EvaluationFixtures.engine, students: Self.students(6, seed: 1, prefix: "e"),
+                                     population: Self.students(30, seed: 2, prefix: "q"), swipes: 10, seed: 3, factorCandidates: [options])
+        }
+        let outcome = try run()
+        #expect(outcome.results.map(\.policy) == FamilyEvaluation.policies)
+        #expect(outcome.populationSwipes == 300)
+        #expect(outcome.results.allSatisfy { $0.servedNDCG.allSatisfy { $0.count == 6 } })
+        #expect(outcome.choice.table.count == FactorFit.weightCandidates.count)
+        let again = try run()
+        #expect(again.results.map(\.servedNDCG) == outcome.results.map(\.servedNDCG))
+    }
+}
