@@ -250,6 +250,19 @@ struct EvaluateTests {
         #expect(corrupt.status != 0 && corrupt.stderr.contains(again), "\(corrupt.stderr)")
     }
 
+    @Test("evaluate --families prints each family's served NDCG and paired differences; it refuses --schema and --export")
+    func families() throws {
+        let run = try CLI.run(["evaluate", "--families", "--limit", "4", "--swipes", "10", "--population-students", "12"])
+        #expect(run.status == 0, "\(run.stderr)")
+        for family in ["peer_groups", "herd", "noisy"] { #expect(run.stdout.contains("Family \(family): 4 students × 10 swipes"), "\(family)") }
+        #expect(run.stdout.contains("engine_collaborative − naive_sgd at n=10"))
+        let items = try CLI.run(["evaluate", "--families", "--schema", "datasets/restaurants/restaurants.schema.json",
+                                 "--catalog", "datasets/restaurants/restaurants.csv", "--interactions", "datasets/restaurants/swipes.csv"])
+        #expect(items.status != 0 && items.stderr.contains("--families"))
+        let none = try CLI.run(["evaluate", "--families", "--limit", "2", "--population-students", "0"])
+        #expect(none.status != 0 && none.stderr.contains("--population-students"))
+    }
+
     @Test("fit-prior writes a prior that evaluate loads; without one the policy is fitted on other students or left out; errors name the file")
     func populationPrior() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-prior-\(UUID().uuidString).json").path

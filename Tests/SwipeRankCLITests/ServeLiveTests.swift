@@ -332,5 +332,22 @@ struct ExportLiveTests {
         #expect(evaluate.stdout.lowercased().contains("replay"), "\(evaluate.stdout.prefix(400))")
         let missing = try CLI.run(["export", "--database", dir.appendingPathComponent("none.sqlite").path, "--out", out])
         #expect(missing.status != 0 && missing.stderr.contains("no SQLite store"))
+        // The service's own log fits a collaborative model, which a server then serves with.
+        let factors = dir.appendingPathComponent("factors.json").path
+        let fit = try CLI.run(["fit-factors", "--interactions", out + "/interactions.csv", "--output", factors, "--dimension", "4"])
+        #expect(fit.status == 0 && fit.stdout.contains("on 32 swipes"), "\(fit.stderr)")
+        let withFactors = try ServeLiveTests.Server(arguments: ["--database", dir.appendingPathComponent("factors.sqlite").path, "--factors", factors])
+        defer { withFactors.kill() }
+        let fresh = try CLI.run(["token", "--student", "exp-c"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await ServeLiveTests.call(withFactors.port, "PUT", "/student/profile", token: fresh, body: profile).0 == 201)
+        for round in 0..<2 {
+            let (status, deck) = try await ServeLiveTests.call(withFactors.port, "GET", "/student/recommendations?count=4&fields=minimal", token: fresh)
+            let cards = deck["recommendations"] as? [[String: Any]] ?? []
+            #expect(status == 200 && cards.count == 4)
+            for (i, card) in cards.enumerated() {
+                let body = #"{"swipe_id":"c-\#(round)-\#(i)","school_id":"\#(card["school_id"] as! String)","action":"like","timestamp":\#(round * 10 + i)}"#
+                #expect(try await ServeLiveTests.call(withFactors.port, "POST", "/student/swipe", token: fresh, body: body).0 == 201)
+            }
+        }
     }
 }
