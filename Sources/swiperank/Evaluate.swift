@@ -277,7 +277,9 @@ struct Evaluate: ParsableCommand {
         let filePrior = try populationPrior.map { try loadPopulationPrior($0, into: engine).population! }
         let policies = PolicyKind.allCases.filter {
             (popularity != nil || $0 != .popularity) && (filePrior != nil || !populationStudents.isEmpty || $0 != .enginePopulationPrior)
-                && (expandedTermsEngine != nil || $0 != .engineExpandedTerms) && $0 != .engineCollaborative
+                && (expandedTermsEngine != nil || $0 != .engineExpandedTerms)
+                // Run by --families (with the populations they need), not by the report.
+                && ![.engineCollaborative, .constrainedOracle].contains($0)
         }
         func simulate(_ taste: SimulationEvaluator<M>.TasteModel?, _ label: String) throws -> [SimulationPolicyResult] {
             let start = Date()

@@ -87,6 +87,31 @@ struct SimulationEvaluatorTests {
         #expect(SimulationPolicyResult.means(engine.servedNDCG)[0] < SimulationPolicyResult.means(engine.ndcg)[0])
     }
 
+    @Test("the constrained oracle serves the true taste under the engine's band plan: the bound of any banded deck")
+    func constrainedOracle() throws {
+        let evaluator = try Self.evaluator()
+        let students = Array(Self.students.prefix(12))
+        let results = try evaluator.run(students: students, swipes: 20, policies: [.constrainedOracle, .engine, .engineNoGeoMix, .linearOracle], seed: 6)
+        let byPolicy = Dictionary(uniqueKeysWithValues: results.map { ($0.policy, $0) })
+        let oracle = byPolicy[.constrainedOracle]!
+        // Its bands are the engine's plan, card for card in share.
+        #expect(oracle.geoMixError <= byPolicy[.engine]!.geoMixError + 1e-9)
+        // It knows the taste: its own ranking is ideal, its decks are the best any banded deck can be.
+        #expect(oracle.ndcg.joined().allSatisfy { $0 > 0.999999 })
+        for c in oracle.checkpoints.indices {
+            for (s, value) in oracle.servedNDCG[c].enumerated() {
+                #expect(value >= byPolicy[.engine]!.servedNDCG[c][s] - 1e-9, "student \(s) at n=\(oracle.checkpoints[c])")
+            }
+        }
+        // The band mix costs it something: below the unconstrained bound (1, the linear oracle here).
+        #expect(SimulationPolicyResult.means(oracle.servedNDCG).last! < SimulationPolicyResult.means(byPolicy[.linearOracle]!.servedNDCG).last! - 0.01)
+        // Without a home there are no bands: it is the greedy oracle.
+        var homeless = students[0]
+        homeless.profile.home = nil
+        let free = try evaluator.run(students: [homeless], swipes: 20, policies: [.constrainedOracle], seed: 6)
+        #expect(free[0].servedNDCG.joined().allSatisfy { $0 > 0.999999 })
+    }
+
     @Test("a taste model outside the engine's class drives the answers and the truth; cosine is left out")
     func tasteModel() throws {
         var evaluator = SimulationEvaluator(engine: EvaluationFixtures.engine)

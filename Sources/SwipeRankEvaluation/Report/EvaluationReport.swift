@@ -260,7 +260,8 @@ public struct EvaluationReport: Sendable {
         }
         let engineFinal = finalServed.first { $0.0 == PolicyKind.engine.rawValue }?.1 ?? .nan
         // The oracle knows each student's taste: it bounds the engine, it does not compete with it.
-        let ahead = finalServed.filter { ![PolicyKind.engine.rawValue, PolicyKind.linearOracle.rawValue].contains($0.0) && $0.1 > engineFinal }
+        let ahead = finalServed.filter { ![PolicyKind.engine.rawValue, PolicyKind.linearOracle.rawValue, PolicyKind.constrainedOracle.rawValue].contains($0.0)
+            && $0.1 > engineFinal }
             .sorted { $0.1 > $1.1 }.map { "\($0.0) (\(Self.f($0.1, 3)))" }
         let header = checkpoints.map { "n = \($0)" }.joined(separator: " | ")
         var md = """

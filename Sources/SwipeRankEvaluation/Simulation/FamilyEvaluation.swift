@@ -13,7 +13,7 @@ public enum FamilyEvaluation {
     /// taught, the serving without learning, the naive learner, and the references.
     public static let policies: [PolicyKind] = [
         .engineCollaborative, .enginePopulationPrior, .engine, .engineNoLearning, .naiveSGD, .naiveSGDEngineServing,
-        .profileOnly, .popularity, .linearOracle,
+        .profileOnly, .popularity, .linearOracle, .constrainedOracle,
     ]
 
     /// The fit settings tried per family (fewer than the replay's: a population log of a few

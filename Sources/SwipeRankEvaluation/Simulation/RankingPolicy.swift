@@ -72,6 +72,12 @@ public enum PolicyKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// students' population also fitted a collaborative model (`SimulationEvaluator.collaborativeEngine`:
     /// `FactorFit` on their log), and each swipe places the student among its item factors.
     case engineCollaborative = "engine_collaborative"
+    /// A bound on serving, not a learner: each student's true taste served under the engine's
+    /// own constraint — the 50/30/20 band quotas planned as the engine plans them
+    /// (`GeographicMixer`, the same backfill) — its best unseen card in every slot (a probe slot
+    /// is a slot like any other). Its served NDCG@10 is the most any policy bound by the band mix
+    /// can serve; the unconstrained bound is 1 by the metric's definition.
+    case constrainedOracle = "constrained_oracle"
 }
 
 /// The engine (or an ablation of it) as a policy.
@@ -172,6 +178,66 @@ struct NaiveLearnerEngineServingPolicy<M: Matcher>: RankingPolicy {
     var scores: [Float] { serving.scores }
 
     var learnedWeights: [Double]? { learner.weights }
+}
+
+/// The constrained oracle: the true like probabilities served through the engine's band plan.
+struct ConstrainedOraclePolicy<M: Matcher>: RankingPolicy {
+    let name: String
+    let gains: [Double]
+    /// Each row's band index, or nil for a student without a home or an engine without mixing.
+    let pools: [Int]?
+    let mixer: GeographicMixer
+    var seen = Set<Int>()
+    var bandServed = [0, 0, 0]
+
+    init(name: String, engine: SwipeEngine<M>, student: M.Student, gains: [Double]) {
+        self.name = name
+        self.gains = gains
+        mixer = GeographicMixer(shares: engine.configuration.bandShares)
+        if let preferred = student.preferredDistanceMiles, engine.configuration.geographicMixing {
+            pools = student.distances.map { distance in
+                GeoBand.allCases.firstIndex(of: GeoBand.band(distance: distance, preferred: preferred, expansion: engine.configuration.expansion))!
+            }
+        } else {
+            pools = nil
+        }
+    }
+
+    /// The best unseen row of a pool (ties to the lower row), or nil when the pool is empty.
+    func best(pool: Int?) -> Int? {
+        var best: Int?
+        for row in gains.indices where !seen.contains(row) && (pool == nil || pools?[row] == pool) {
+            if best == nil || gains[row] > gains[best!] { best = row }
+        }
+        return best
+    }
+
+    mutating func serve(count: Int) throws -> [Int] {
+        var batch: [Int] = []
+        guard let pools else {
+            for _ in 0..<count { guard let row = best(pool: nil) else { break }; seen.insert(row); batch.append(row) }
+            return batch
+        }
+        for planned in mixer.plan(count: count, served: bandServed) {
+            // Backfill as the engine does: the planned band, else the next ones in cyclic order.
+            let start = GeoBand.allCases.firstIndex(of: planned)!
+            var pick: (row: Int, pool: Int)?
+            for k in 0..<3 where pick == nil { if let row = best(pool: (start + k) % 3) { pick = (row, (start + k) % 3) } }
+            guard let pick else { break }
+            seen.insert(pick.row)
+            bandServed[pick.pool] += 1
+            batch.append(pick.row)
+        }
+        return batch
+    }
+
+    mutating func observe(row: Int, liked: Bool) throws {}
+
+    func ranking(limit: Int) -> [Int] { StaticPolicy.top(scores, excluding: seen, limit: limit) }
+
+    var scores: [Float] { gains.map(Float.init) }
+
+    var learnedWeights: [Double]? { nil }
 }
 
 /// A policy with fixed scores: serves the best unseen rows in order and never learns.

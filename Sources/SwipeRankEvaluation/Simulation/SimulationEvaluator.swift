@@ -388,6 +388,8 @@ extension SimulationEvaluator {
         case .naiveSGDEngineServing:
             return try NaiveLearnerEngineServingPolicy(name: kind.rawValue, engine: engine, student: student,
                                                        resolved: resolved, seed: seed)
+        case .constrainedOracle:
+            return ConstrainedOraclePolicy(name: kind.rawValue, engine: engine, student: resolved, gains: gains)
         case .linearOracle:
             return StaticPolicy(name: kind.rawValue, scores: try oracleScores(resolved: resolved, gains: gains))
         case .random:
