@@ -157,6 +157,16 @@ struct FactorFitTests {
                 "\(ranked.map(\.item.id)) vs \(plainRanked.prefix(10).map(\.item.id))")
         let plainMatch = Dictionary(uniqueKeysWithValues: plainRanked.map { ($0.item.id, $0.matchScore) })
         for card in ranked { #expect(card.matchScore == plainMatch[card.item.id], "\(card.item.id)") }
+        // Where the collaborative term places a card, it says so, naming an item the student liked.
+        let liked = Set(with.served.filter { $0.action == .like }.map { Self.catalog.names[$0.row] })
+        let deck = with.recommendations(count: 8).recommendations
+        let reasons = deck.compactMap { $0.explanations.first { $0.hasPrefix("Students who liked ") } }
+        #expect(!reasons.isEmpty, "\(deck.map(\.explanations))")
+        for reason in reasons {
+            let name = String(reason.dropFirst("Students who liked ".count).dropLast(" also liked this".count))
+            #expect(liked.contains(name), "\(reason)")
+        }
+        #expect(without.recommendations(count: 8).recommendations.allSatisfy { !$0.explanations.contains { $0.hasPrefix("Students who liked") } })
     }
 
     @Test("a snapshot restores the collaborative posterior by replay; an engine without factors refuses it")

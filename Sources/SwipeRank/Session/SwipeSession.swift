@@ -208,7 +208,10 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // The deck is chosen by the ranking score (with the collaborative term); each card's
         // match score, and the probe boundary, by the raw score alone.
         var ranking = raw
-        if let terms = collaborativeTerms { for i in ranking.indices { ranking[i] += terms[i] } }
+        let terms = collaborativeTerms
+        if let terms { for i in ranking.indices { ranking[i] += terms[i] } }
+        // The median feature score, for telling where the collaborative term decides a card.
+        let median: Float? = terms == nil ? nil : raw.sorted()[raw.count / 2]
         var batch = BatchPools(session: self, raw: ranking, count: wanted)
         let plan: [GeoBand?] = isBanded ? engine.mixer.plan(count: wanted, served: bandServed)
             : [GeoBand?](repeating: nil, count: wanted)
@@ -234,8 +237,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
                 row = batch.nextBest(pool: p)
             }
             batch.take(row: row, pool: p)
-            let card = engine.matcher.card(row: row, raw: engine.matchRaw(raw[row], row: row), student: student, weights: weights,
+            var card = engine.matcher.card(row: row, raw: engine.matchRaw(raw[row], row: row), student: student, weights: weights,
                                            isProbe: isProbe)
+            explainCollaborative(&card, row: row, terms: terms, raw: raw, median: median)
             served.append(ServedCard(position: position, row: row, cardID: catalog.ids[row], band: band, isProbe: isProbe,
                                      propensity: propensity, predictedMatch: card.matchScore, action: nil))
             servedIndexByRow[row] = served.count - 1
