@@ -10,17 +10,17 @@ extension SwipeSession {
     ///
     /// Given only where that term decides the card's place: when the collaborative term is
     /// positive and larger than what the feature score adds over the deck's typical card
-    /// (`raw − median`), the features alone would not have put the card here.
+    /// (`raw − typical`, the typical card being the catalog's mean score), the features alone would not have put the card here.
     ///
     /// - Parameters:
     ///   - row: The card's row.
     ///   - term: Its collaborative term (γ × affinity).
     ///   - raw: Its raw (feature) score.
-    ///   - median: The median raw score over the catalog.
+    ///   - typical: The mean raw score over the catalog.
     /// - Returns: The sentence, or nil.
     /// - Complexity: O(f² + likes × f).
-    func collaborativeReason(row: Int, term: Float, raw: Float, median: Float) -> String? {
-        guard term > 0, term > raw - median, let factors = engine.factors, let collaborative else { return nil }
+    func collaborativeReason(row: Int, term: Float, raw: Float, typical: Float) -> String? {
+        guard term > 0, term > raw - typical, let factors = engine.factors, let collaborative else { return nil }
         let catalog = engine.matcher.catalog
         let card = collaborative.factor.solve(factors.vector(row: row))   // A⁻¹ ṽᵣ
         var best: (row: Int, contribution: Double)?
@@ -39,8 +39,8 @@ extension SwipeSession {
     }
 
     /// Puts the collaborative reason first among a card's explanations where it applies.
-    func explainCollaborative(_ card: inout Recommendation, row: Int, terms: [Float]?, raw: [Float], median: Float?) {
-        guard let terms, let median, let reason = collaborativeReason(row: row, term: terms[row], raw: raw[row], median: median) else { return }
+    func explainCollaborative(_ card: inout Recommendation, row: Int, terms: [Float]?, raw: [Float], typical: Float?) {
+        guard let terms, let typical, let reason = collaborativeReason(row: row, term: terms[row], raw: raw[row], typical: typical) else { return }
         card.explanations.insert(reason, at: 0)
     }
 }

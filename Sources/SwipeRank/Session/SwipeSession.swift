@@ -210,8 +210,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
         var ranking = raw
         let terms = collaborativeTerms
         if let terms { for i in ranking.indices { ranking[i] += terms[i] } }
-        // The median feature score, for telling where the collaborative term decides a card.
-        let median: Float? = terms == nil ? nil : raw.sorted()[raw.count / 2]
+        // The mean feature score, for telling where the collaborative term decides a card.
+        let typical: Float? = terms == nil ? nil : raw.reduce(0, +) / Float(max(1, raw.count))
         var batch = BatchPools(session: self, raw: ranking, count: wanted)
         let plan: [GeoBand?] = isBanded ? engine.mixer.plan(count: wanted, served: bandServed)
             : [GeoBand?](repeating: nil, count: wanted)
@@ -239,7 +239,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
             batch.take(row: row, pool: p)
             var card = engine.matcher.card(row: row, raw: engine.matchRaw(raw[row], row: row), student: student, weights: weights,
                                            isProbe: isProbe)
-            explainCollaborative(&card, row: row, terms: terms, raw: raw, median: median)
+            explainCollaborative(&card, row: row, terms: terms, raw: raw, typical: typical)
             served.append(ServedCard(position: position, row: row, cardID: catalog.ids[row], band: band, isProbe: isProbe,
                                      propensity: propensity, predictedMatch: card.matchScore, action: nil))
             servedIndexByRow[row] = served.count - 1
