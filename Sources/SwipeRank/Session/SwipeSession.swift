@@ -210,8 +210,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         var ranking = raw
         let terms = collaborativeTerms
         if let terms { for i in ranking.indices { ranking[i] += terms[i] } }
-        // The mean feature score, for telling where the collaborative term decides a card.
-        let typical: Float? = terms == nil ? nil : raw.reduce(0, +) / Float(max(1, raw.count))
+        let reasons = CollaborativeReasons(session: self, terms: terms, raw: raw)
         var batch = BatchPools(session: self, raw: ranking, count: wanted)
         let plan: [GeoBand?] = isBanded ? engine.mixer.plan(count: wanted, served: bandServed)
             : [GeoBand?](repeating: nil, count: wanted)
@@ -239,7 +238,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
             batch.take(row: row, pool: p)
             var card = engine.matcher.card(row: row, raw: engine.matchRaw(raw[row], row: row), student: student, weights: weights,
                                            isProbe: isProbe)
-            explainCollaborative(&card, row: row, terms: terms, raw: raw, typical: typical)
+            if let reason = reasons?.reason(row: row, raw: raw[row], session: self) { card.explanations.insert(reason, at: 0) }
             served.append(ServedCard(position: position, row: row, cardID: catalog.ids[row], band: band, isProbe: isProbe,
                                      propensity: propensity, predictedMatch: card.matchScore, action: nil))
             servedIndexByRow[row] = served.count - 1
