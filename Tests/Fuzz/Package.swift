@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 //
 // libFuzzer targets for every parser that takes data: CSV, profile JSON, schema JSON,
-// snapshot JSON and engine configuration. Its own package, depending on the library by path,
+// snapshot JSON, engine configuration and factor model JSON. Its own package, depending on the library by path,
 // because it is built with `-sanitize=fuzzer,address` (see scripts/fuzz), which no library
 // user or `swift test` build should carry.
 //
@@ -22,6 +22,7 @@ let package = Package(
         .executableTarget(name: "FuzzSchema", dependencies: ["FuzzSupport"]),
         .executableTarget(name: "FuzzSnapshot", dependencies: ["FuzzSupport"]),
         .executableTarget(name: "FuzzConfiguration", dependencies: ["FuzzSupport"]),
+        .executableTarget(name: "FuzzFactors", dependencies: ["FuzzSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

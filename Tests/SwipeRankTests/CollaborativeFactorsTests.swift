@@ -124,6 +124,10 @@ import Testing
                                       itemIDs: ["i0"], itemFactors: [[1, 0]], featureNames: ["g_comedy", "g_drama", "age"],
                                       featureEmbedding: [[0, 0], [0, 0], [0, 0]])
         #expect { try CollaborativeFactors(file: renamed, catalog: catalog) } throws: { ($0 as? DataError)?.field == "feature_names" }
+        // Finite factors whose squares overflow: refused, never NaN scores.
+        let huge = FactorModelFile(dimension: 2, confidence: 1, dislikeConfidence: 0, regularization: 1, weight: 1,
+                                   itemIDs: ["i0", "i1"], itemFactors: [[1e200, 0], [0, 1]])
+        #expect { try CollaborativeFactors(file: huge, catalog: catalog) } throws: { ($0 as? DataError)?.field == "item_factors" }
         // A minority of removed items is a catalog that changed since the fit: accepted, counted.
         let changed = FactorModelFile(dimension: 2, confidence: 1, dislikeConfidence: 0, regularization: 1, weight: 1,
                                       itemIDs: ["i0", "i1", "gone"], itemFactors: [[1, 0], [0, 1], [1, 1]])

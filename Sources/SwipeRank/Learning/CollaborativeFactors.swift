@@ -264,6 +264,11 @@ public struct CollaborativeFactors: Sendable {
             let w = root.solveLower(Array(raw[(row * f)..<((row + 1) * f)]))
             for j in 0..<f { whitened[row * f + j] = Float(w[j]) }
         }
+        // Finite inputs can still overflow (a factor of 1e200 squares to infinity): refuse the
+        // file rather than serve NaN scores from it.
+        guard whitened.allSatisfy(\.isFinite) else {
+            throw invalid("item_factors", "values too large: the whitened factors overflow (keep factors within about ±1e15)")
+        }
         self.file = file
         self.whitened = Matrix(rows: n, columns: f, elements: whitened)
         rowsFromFeatures = fromFeatures
