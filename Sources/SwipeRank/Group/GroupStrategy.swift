@@ -28,7 +28,7 @@ public struct GroupAggregation: Sendable, Hashable, Codable {
 
     /// The default: average without misery, miserable below a member's 30th percentile — the
     /// best of the three strategies on the simulated groups of `GroupSimulation` (fewest
-    /// swipes to a match, least-happy member at least as happy; see the README).
+    /// swipes to a match, least-happy member at least as happy; see docs/groups.md).
     public static let standard = GroupAggregation(strategy: .averageWithoutMisery, miseryThreshold: 0.3)
 
     /// Creates an aggregation.
