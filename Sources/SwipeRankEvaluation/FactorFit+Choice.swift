@@ -72,26 +72,18 @@ extension FactorFit {
         let prior = try engine.withPopulation(PopulationFit.fit(engine: engine, students: students, interactions: fitPart,
                                                                 exposureWeight: exposureWeight))
         let models = try candidates.map { try prior.withFactors(fit(catalog: catalog, interactions: fitPart, options: $0)) }
+        let cases = try PopulationFit.validationCases(prior: prior, students: students, fitByStudent: fitByStudent, validation: validation)
         var sums = [[Double]](repeating: [Double](repeating: 0, count: weights.count), count: candidates.count)
-        var counted = 0
-        for student in students.sorted(by: { $0.id < $1.id }) {
-            let likes = Set((validation[student.id] ?? []).filter { $0.action == .like }.compactMap { catalog.row(of: $0.itemID) })
-            guard !likes.isEmpty else { continue }
-            let train = fitByStudent[student.id] ?? []
-            let resolved = try engine.matcher.student(student.profile)
-            let base = ReplayEvaluator.learnedScores(engine: prior, student: resolved, train: train).learned
-            let trained = Set(train.compactMap { catalog.row(of: $0.itemID) })
-            let rows = (0..<catalog.count).filter { !trained.contains($0) }
-            let relevant = rows.map(likes.contains)
+        for v in cases {
             for (c, model) in models.enumerated() {
-                let affinity = ReplayEvaluator<M>.affinities(engine: model, train: train)
+                let affinity = ReplayEvaluator<M>.affinities(engine: model, train: v.train)
                 for (w, gamma) in weights.enumerated() {
                     let g = Float(gamma * scale)
-                    sums[c][w] += RankingMetrics.tieAware(scores: rows.map { base[$0] + g * affinity[$0] }, relevant: relevant, k: k).ndcg
+                    sums[c][w] += RankingMetrics.tieAware(scores: v.rows.map { v.scores[$0] + g * affinity[$0] }, relevant: v.relevant, k: k).ndcg
                 }
             }
-            counted += 1
         }
+        let counted = cases.count
         var table: [(options: Options, weight: Double, ndcg: Double)] = []
         for c in candidates.indices {
             for w in weights.indices { table.append((candidates[c], weights[w], counted == 0 ? 0 : sums[c][w] / Double(counted))) }

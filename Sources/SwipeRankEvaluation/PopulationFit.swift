@@ -121,6 +121,38 @@ public enum PopulationFit {
         }
     }
 
+    /// One validation student of a choice procedure: what the prior engine ranks after the
+    /// student's fit part, over the items they did not swipe there.
+    struct ValidationCase {
+        /// The student's fit-part swipes, in time order.
+        let train: [Interaction]
+        /// Raw scores after learning `train` on the prior engine, one per item.
+        let scores: [Float]
+        /// The candidate rows (not swiped in `train`), ascending.
+        let rows: [Int]
+        /// Per candidate row, whether it is a validation like.
+        let relevant: [Bool]
+    }
+
+    /// The validation students (those with a validation like), in id order, learned on `prior`
+    /// exactly as `ReplayEvaluator` learns: what both choice procedures score candidates on.
+    static func validationCases<M: Matcher>(prior: SwipeEngine<M>, students: [DatasetStudent<M.Profile>], fitByStudent: [String: [Interaction]],
+                                            validation: [String: [Interaction]]) throws -> [ValidationCase] {
+        let catalog = prior.matcher.catalog
+        var cases: [ValidationCase] = []
+        for student in students.sorted(by: { $0.id < $1.id }) {
+            let likes = Set((validation[student.id] ?? []).filter { $0.action == .like }.compactMap { catalog.row(of: $0.itemID) })
+            guard !likes.isEmpty else { continue }
+            let train = fitByStudent[student.id] ?? []
+            let resolved = try prior.matcher.student(student.profile)
+            let scores = ReplayEvaluator.learnedScores(engine: prior, student: resolved, train: train).learned
+            let trained = Set(train.compactMap { catalog.row(of: $0.itemID) })
+            let rows = (0..<catalog.count).filter { !trained.contains($0) }
+            cases.append(ValidationCase(train: train, scores: scores, rows: rows, relevant: rows.map(likes.contains)))
+        }
+        return cases
+    }
+
     /// Each student's swipes split in time, as the choice procedures validate: sorted by
     /// (timestamp, item id), the first `1 − validationFraction` (rounded down) to fit, the rest to
     /// validate; students in id order, so the parts do not depend on the log's order.
@@ -166,7 +198,6 @@ public enum PopulationFit {
                                                         itemPrecision: Double = 5) throws -> ExposureWeightChoice {
         precondition(!candidates.isEmpty && candidates.allSatisfy { $0 >= 0 && $0.isFinite }, "candidates must be finite and not negative")
         precondition(validationFraction > 0 && validationFraction < 1 && k > 0, "a validation fraction in (0, 1) and k > 0")
-        let catalog = engine.matcher.catalog
         let (fitPart, fitByStudent, validation) = timeSplit(interactions, validationFraction: validationFraction)
         // Exposure effects are linear in β: fit once at β = 1 and scale.
         let unit = try fit(engine: engine, students: students, interactions: fitPart, itemPrecision: itemPrecision, exposureWeight: 1)
@@ -175,23 +206,15 @@ public enum PopulationFit {
                                    swipes: unit.swipes, itemPrecision: unit.itemPrecision)
         let prior = try engine.withPopulation(base)
         let exposure = (unit.exposureEffects ?? []).map(Float.init)
-        var sums = [Double](repeating: 0, count: candidates.count), counted = 0
-        for student in students.sorted(by: { $0.id < $1.id }) {
-            let likes = Set((validation[student.id] ?? []).filter { $0.action == .like }.compactMap { catalog.row(of: $0.itemID) })
-            guard !likes.isEmpty else { continue }
-            let train = fitByStudent[student.id] ?? []
-            let resolved = try engine.matcher.student(student.profile)
-            let scores = ReplayEvaluator.learnedScores(engine: prior, student: resolved, train: train).learned
-            let trained = Set(train.compactMap { catalog.row(of: $0.itemID) })
-            let rows = (0..<catalog.count).filter { !trained.contains($0) }
-            let relevant = rows.map(likes.contains)
+        let cases = try validationCases(prior: prior, students: students, fitByStudent: fitByStudent, validation: validation)
+        var sums = [Double](repeating: 0, count: candidates.count)
+        for v in cases {
             for (c, beta) in candidates.enumerated() {
                 let b = Float(beta)
-                let ranked = rows.map { scores[$0] + b * exposure[$0] }
-                sums[c] += RankingMetrics.tieAware(scores: ranked, relevant: relevant, k: k).ndcg
+                sums[c] += RankingMetrics.tieAware(scores: v.rows.map { v.scores[$0] + b * exposure[$0] }, relevant: v.relevant, k: k).ndcg
             }
-            counted += 1
         }
+        let counted = cases.count
         let means = sums.map { counted == 0 ? 0 : $0 / Double(counted) }
         var best = 0
         for c in means.indices where means[c] > means[best] || (means[c] == means[best] && candidates[c] < candidates[best]) { best = c }
