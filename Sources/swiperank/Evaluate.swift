@@ -77,7 +77,7 @@ struct Evaluate: ParsableCommand {
     @Option(help: "Replay: also write every policy's per-student metrics to this CSV (policy, student_id, precision@k, recall@k, ndcg@k, auc, swipe_auc; blank where undefined) — the shape scripts/anchors writes, for paired comparisons.")
     var perStudent: String?
 
-    @Flag(help: "Colleges: instead of the usual run, simulate the student families the engine was not designed for (peer_groups, herd, noisy: TasteFamily), each with a population of --population-students other students whose log fits a prior and a collaborative model, and print every policy's served NDCG@10 per family.")
+    @Flag(help: "Colleges: instead of the usual run, simulate the student families the engine was not designed for (peer_groups, herd, noisy, drifting: TasteFamily), each with a population of --population-students other students whose log fits a prior and a collaborative model, and print every policy's served NDCG@10 per family.")
     var families = false
 
     @Option(help: "Evaluate only the first N students (0: all).")
@@ -212,7 +212,9 @@ struct Evaluate: ParsableCommand {
         print("served NDCG@10: the next deck as served (probes and bands included) against the student's 10 best unseen schools.")
         print("general: NDCG@10 of the final scores over the schools no policy served; gap: the share of the gap from profile_only")
         print("to linear_oracle closed there. Families: TasteFamily (peer_groups: hidden groups over a hidden vibe; herd: a hidden")
-        print("buzz everyone shares; noisy: 30% coin-flip answers), all on top of HiddenTasteStudent.")
+        print("buzz everyone shares; noisy: 30% coin-flip answers; drifting: a second, independent taste after half the")
+        print("swipes — the oracles know only the first), all on top of HiddenTasteStudent. constrained_oracle: the true taste")
+        print("served under the engine's band plan, the bound of any banded deck.")
     }
 
     /// Reads the students (in the matcher's format) and the interactions, honoring

@@ -254,7 +254,7 @@ struct EvaluateTests {
     func families() throws {
         let run = try CLI.run(["evaluate", "--families", "--limit", "4", "--swipes", "10", "--population-students", "12"])
         #expect(run.status == 0, "\(run.stderr)")
-        for family in ["peer_groups", "herd", "noisy"] { #expect(run.stdout.contains("Family \(family): 4 students × 10 swipes"), "\(family)") }
+        for family in ["peer_groups", "herd", "noisy", "drifting"] { #expect(run.stdout.contains("Family \(family): 4 students × 10 swipes"), "\(family)") }
         #expect(run.stdout.contains("engine_collaborative − naive_sgd at n=10"))
         let items = try CLI.run(["evaluate", "--families", "--schema", "datasets/restaurants/restaurants.schema.json",
                                  "--catalog", "datasets/restaurants/restaurants.csv", "--interactions", "datasets/restaurants/swipes.csv"])

@@ -22,8 +22,9 @@ struct TasteFamilyTests {
         }
         let a = try taste(world: 1), b = try taste(world: 1), c = try taste(world: 2)
         #expect(a == b && a.count == schools.catalog.count)
-        // The noisy family has no world of its own (its lapses are per answer).
-        #expect((a != c) == (family != .noisy))
+        // The noisy and drifting families have no world of their own (lapses per answer; a second draw).
+        #expect((a != c) == ![.noisy, .drifting].contains(family))
+        #expect((family.driftModel(schools: schools, worldSeed: 1) != nil) == (family == .drifting))
         // A lapse rate bounds every probability away from 0 and 1; about a quarter of schools liked.
         let lapse = family == .noisy ? 0.3 : 0.08
         #expect(a.allSatisfy { $0 >= lapse / 2 && $0 <= 1 - lapse / 2 })
@@ -53,6 +54,18 @@ struct TasteFamilyTests {
             tastes.indices.map { i in tastes.indices.filter { $0 != i }.map { correlation(tastes[i], tastes[$0]) }.max()! }.reduce(0, +) / Double(tastes.count)
         }
         #expect(bestPeer(peer) > bestPeer(alone) + 0.2, "\(bestPeer(peer)) vs \(bestPeer(alone))")
+    }
+
+    @Test("a drift changes the truth at its swipe: answers and measurements follow the new taste")
+    func drift() throws {
+        var evaluator = SimulationEvaluator(engine: EvaluationFixtures.engine)
+        let n = EvaluationFixtures.engine.matcher.catalog.count
+        evaluator.taste = { _, _ in [Double](repeating: 1, count: n) }
+        evaluator.drift = (after: 10, taste: { _, _ in [Double](repeating: 0, count: n) })
+        let results = try evaluator.run(students: Self.students(4, seed: 8, prefix: "d"), swipes: 20, policies: [.engine, .naiveSGD], seed: 2)
+        for r in results {
+            #expect(r.likeRate[1].allSatisfy { $0 == 1 } && r.likeRate[2].allSatisfy { $0 == 0 }, "\(r.policy): \(r.likeRate)")
+        }
     }
 
     @Test("a family's evaluation: every policy on the same students, the prior and factors from other students, deterministic")

@@ -58,7 +58,11 @@ public enum FamilyEvaluation {
         precondition(engine.population == nil && engine.factors == nil, "a plain engine: the family's population fits its own")
         var evaluator = SimulationEvaluator(engine: engine)
         evaluator.taste = family.tasteModel(schools: engine.matcher.schools, worldSeed: seed ^ 0x574f_524c_44)
+        // The population's log is of their first taste; the evaluated students drift halfway.
         let log = try evaluator.simulateLog(students: population, swipes: swipes, seed: seed &+ 1)
+        if let later = family.driftModel(schools: engine.matcher.schools, worldSeed: seed ^ 0x574f_524c_44) {
+            evaluator.drift = (after: swipes / 2, taste: later)
+        }
         let prior = try PopulationFit.fit(engine: engine, students: population, interactions: log)
         let choice = try FactorFit.chooseOptions(engine: engine, students: population, interactions: log, exposureWeight: 0,
                                                  candidates: factorCandidates)

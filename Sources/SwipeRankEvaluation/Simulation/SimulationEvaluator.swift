@@ -57,6 +57,11 @@ public struct SimulationEvaluator<M: Matcher>: Sendable {
     /// (`SwipeEngine.withFactors(_:)`), both fitted on students other than the evaluated ones;
     /// nil leaves it out.
     public var collaborativeEngine: SwipeEngine<M>?
+    /// A change of taste: after `after` swipes each student's truth becomes a second draw of
+    /// `taste` (answers and every later measurement follow it; generalization is judged on it).
+    /// The oracles are built before the first swipe and know only the first taste. Nil: tastes
+    /// are fixed.
+    public var drift: (after: Int, taste: TasteModel)?
 
     /// A student model outside the engine's model class: the like probability of every item
     /// (by catalog row) for a student, drawn with the generator.
@@ -186,6 +191,11 @@ extension SimulationEvaluator {
             // model class or from a taste model outside it.
             let resolved = try engine.matcher.student(student.profile)
             let (gains, hiddenWeights) = try truth(for: student, resolved: resolved, using: &rng)
+            let drifted: [Double]? = try drift.map { drift in
+                let later = try drift.taste(student, &rng)
+                precondition(later.count == catalog.count, "a taste model gives one probability per item")
+                return later
+            }
             let answerSeed = rng.next(), policySeed = rng.next()
             let relevantCount = Self.relevantCount(catalogSize: catalog.count)
             // For generalization: every row any policy served this student, and each policy's
@@ -196,16 +206,18 @@ extension SimulationEvaluator {
                 var policy = try makePolicy(kind, student: student, resolved: resolved, popularity: popularityScores,
                                             gains: gains, seed: policySeed, populationEngine: populationEngine)
                 var answers = SplitMix64(seed: answerSeed)
+                // The truth now: the first taste, then the drifted one (`drift`).
+                var current = gains
                 var seen = Set<Int>(), likes = 0, sinceCheckpoint = 0
                 var bands = [0, 0, 0]
                 func measure(_ c: Int) {
                     let top = policy.ranking(limit: 10)
-                    var masked = gains
+                    var masked = current
                     for row in seen { masked[row] = -1 }
                     let unseenTruth = masked.map(Float.init)
                     let idealRows = unseenTruth.topIndices(10)
                     let relevant = Set(unseenTruth.topIndices(relevantCount))
-                    results[p].ndcg[c].append(Self.ndcg(ranking: top, ideal: idealRows, gains: gains))
+                    results[p].ndcg[c].append(Self.ndcg(ranking: top, ideal: idealRows, gains: current))
                     results[p].precision[c].append(RankingMetrics.precision(ranking: top, relevant: relevant, k: 10))
                     if c > 0 { results[p].likeRate[c].append(sinceCheckpoint > 0 ? Double(likes) / Double(sinceCheckpoint) : 0) }
                     if let learned = policy.learnedWeights, let hiddenWeights, learned.count >= hiddenWeights.count {
@@ -218,9 +230,9 @@ extension SimulationEvaluator {
                 }
                 // NDCG of a served batch in the order served, against the best unseen cards.
                 func servedQuality(_ batch: [Int]) -> Double {
-                    var masked = gains
+                    var masked = current
                     for row in seen { masked[row] = -1 }
-                    return Self.ndcg(ranking: batch, ideal: masked.map(Float.init).topIndices(batch.count), gains: gains)
+                    return Self.ndcg(ranking: batch, ideal: masked.map(Float.init).topIndices(batch.count), gains: current)
                 }
                 measure(0)
                 var done = 0
@@ -234,7 +246,7 @@ extension SimulationEvaluator {
                     diversity[p].count += 1
                     for row in batch {
                         // The same logistic choice as SimulatedStudent.swipe, from the precomputed truth.
-                        let liked = Double.random(in: 0..<1, using: &answers) < gains[row]
+                        let liked = Double.random(in: 0..<1, using: &answers) < current[row]
                         try policy.observe(row: row, liked: liked)
                         seen.insert(row)
                         served[p].insert(row)
@@ -250,6 +262,7 @@ extension SimulationEvaluator {
                         if liked { likes += 1 }
                         sinceCheckpoint += 1
                         done += 1
+                        if let drift, let drifted, done == drift.after { current = drifted }
                         if let c = checkpoints.firstIndex(of: done), c > 0 { measure(c) }
                     }
                 }
@@ -271,7 +284,7 @@ extension SimulationEvaluator {
             let unserved = (0..<catalog.count).filter { !servedByAny.contains($0) }
             for p in policies.indices {
                 results[p].generalization.append(Self.ndcg(scores: unserved.map { finalScores[p][$0] },
-                                                           gains: unserved.map { gains[$0] }, k: 10))
+                                                           gains: unserved.map { (drifted ?? gains)[$0] }, k: 10))
             }
             progress?(index + 1, students.count)
         }

@@ -20,6 +20,10 @@ public enum TasteFamily: String, Sendable, Hashable, CaseIterable {
     case herd
     /// Inconsistent swipers: `HiddenTasteStudent` utility, but 30% of answers are coin flips.
     case noisy
+    /// Tastes that drift: `HiddenTasteStudent` utility for the first half of the swipes, then a
+    /// second, independent draw of it for the same stated profile (a student who changes their
+    /// mind about budget, distance, prestige and every private taste): `driftModel` gives it.
+    case drifting
 
     /// The taste model of this family over a school catalog.
     ///
@@ -46,7 +50,7 @@ public enum TasteFamily: String, Sendable, Hashable, CaseIterable {
                 utility = zip(own, shared).map { $0 + 2 * $1 }
             case .herd:
                 utility = zip(own, buzz).map { $0 + $1 }
-            case .noisy:
+            case .noisy, .drifting:
                 break
             }
             let scaled = Self.standardized(utility)
@@ -54,6 +58,17 @@ public enum TasteFamily: String, Sendable, Hashable, CaseIterable {
             let lapse = family == .noisy ? 0.3 : 0.08
             return scaled.map { lapse * 0.5 + (1 - lapse) * (0.02 + 0.96 / (1 + exp(-($0 - threshold) / 0.3))) }
         }
+    }
+
+    /// The taste a `.drifting` student changes to (nil for the other families): another draw of
+    /// the same model, so the generator gives it its own private taste and hidden parameters.
+    ///
+    /// - Parameters:
+    ///   - schools: The catalog.
+    ///   - worldSeed: As for `tasteModel`.
+    /// - Returns: The second taste model, or nil.
+    public func driftModel(schools: SchoolCatalog, worldSeed: UInt64) -> SimulationEvaluator<SchoolMatcher>.TasteModel? {
+        self == .drifting ? tasteModel(schools: schools, worldSeed: worldSeed) : nil
     }
 
     /// Values shifted and scaled to mean 0 and standard deviation 1 (unchanged if constant).
