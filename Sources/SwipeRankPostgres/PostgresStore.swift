@@ -361,7 +361,7 @@ extension PostgresStore: StudentStore {
                 for try await _ in try await db.query("""
                     INSERT INTO snapshots (student_id, version, data) VALUES (\(studentID), \(version), \(data))
                     ON CONFLICT (student_id) DO UPDATE SET version = excluded.version, data = excluded.data
-                    WHERE snapshots.version < excluded.version
+                    WHERE snapshots.version <= excluded.version
                     RETURNING 1
                     """, logger: self.logger).decode(Int.self) { stored += 1 }
                 return stored > 0

@@ -53,6 +53,7 @@ public func buildApplication<M: ServableMatcher>(
     let (responder, _, groups) = try await buildParts(engine: engine, store: store, configuration: configuration, logger: logger)
     var services: [any Service] = []
     if let relay = groups.relay { services.append(GroupRelayService(relay: relay)) }
+    if configuration.service.migrationSweep { services.append(MigrationSweepService(service: groups.students)) }
     if configuration.service.eventRetentionDays > 0 {
         services.append(EventRetentionService(store: store, days: configuration.service.eventRetentionDays,
                                               clock: configuration.service.clock, logger: logger))

@@ -119,7 +119,7 @@ public final class MemoryStore: StudentStore {
     public func saveSnapshot(_ data: Data, for studentID: String, version: Int, createdAt: Int64) async throws(StoreError) -> Bool {
         students.withLock { all in
             guard var s = all[studentID], s.record.createdAt == createdAt, s.record.version >= version,
-                  s.record.profileVersion <= version, s.record.snapshot == nil || s.record.snapshotVersion < version else { return false }
+                  s.record.profileVersion <= version, s.record.snapshot == nil || s.record.snapshotVersion <= version else { return false }
             s.record.snapshot = data
             s.record.snapshotVersion = version
             all[studentID] = s

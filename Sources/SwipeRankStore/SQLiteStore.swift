@@ -352,7 +352,7 @@ public final class SQLiteStore: StudentStore {
                     WHERE s.student_id = ? AND s.created_at = ? AND s.profile_version <= ?
                       AND (SELECT MAX(seq) FROM events WHERE student_id = s.student_id) >= ?
                     ON CONFLICT (student_id) DO UPDATE SET version = excluded.version, data = excluded.data
-                    WHERE snapshots.version < excluded.version
+                    WHERE snapshots.version <= excluded.version
                     """, arguments: [version, data, studentID, createdAt, version, version])
                 return db.changesCount > 0
             }

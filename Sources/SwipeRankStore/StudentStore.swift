@@ -62,7 +62,9 @@ public protocol StudentStore: Sendable {
     ///
     /// It is stored only if the student is the same one the caller read (`createdAt`: not
     /// erased and created again), the log reaches `version`, the profile was set at or before
-    /// `version`, and no snapshot at `version` or later is stored; otherwise nothing changes.
+    /// `version`, and no snapshot later than `version` is stored; otherwise nothing changes.
+    /// One at the same version is replaced: two engines on the same catalog and model write the
+    /// same bytes for it, and a student migrated to a new catalog or model needs the new one.
     ///
     /// - Parameters:
     ///   - data: The snapshot.

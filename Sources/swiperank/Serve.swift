@@ -22,10 +22,10 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var catalogOptions: CatalogOptions
 
-    @Option(help: "A population prior written by `swiperank fit-prior` for this catalog (env SWIPERANK_POPULATION_PRIOR): new students start from what it taught. Stored sessions restore only under the prior they learned with.")
+    @Option(help: "A population prior written by `swiperank fit-prior` for this catalog (env SWIPERANK_POPULATION_PRIOR): new students start from what it taught. Students stored under another prior (or none) are migrated on their first request and by a background sweep: their swipes are learned again under this one.")
     var populationPrior: String?
 
-    @Option(help: "A collaborative model written by `swiperank fit-factors` or any trainer that writes its documented JSON (env SWIPERANK_FACTORS): every swipe also places the student among the population's item factors, and decks rank by γ × affinity on top. Checked against the catalog at start (another catalog's file is refused). Stored sessions restore only under the model they learned with.")
+    @Option(help: "A collaborative model written by `swiperank fit-factors` or any trainer that writes its documented JSON (env SWIPERANK_FACTORS): every swipe also places the student among the population's item factors, and decks rank by γ × affinity on top. Checked against the catalog at start (another catalog's file is refused). Students stored under another model are migrated: their swipes are learned again under this one.")
     var factors: String?
 
     @Option(help: "Address to bind (env SWIPERANK_HOST; default 127.0.0.1).")
@@ -72,6 +72,9 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "trace, debug, info, notice, warning, error (env SWIPERANK_LOG_LEVEL; default info).")
     var logLevel: String?
+
+    @Option(help: "on: at start, walk every stored student and migrate those stored under another catalog or model, one at a time in the background; off: each is migrated on its first request (env SWIPERANK_MIGRATION_SWEEP; default on).")
+    var migrationSweep: String?
 
     func run() async throws {
         let env = ProcessInfo.processInfo.environment
@@ -120,6 +123,9 @@ struct Serve: AsyncParsableCommand {
         guard let durability = SQLiteStore.Durability(rawValue: durabilityName) else {
             throw ValidationError("--durability must be normal or full, got \(durabilityName)")
         }
+        let sweepName = migrationSweep ?? env["SWIPERANK_MIGRATION_SWEEP"] ?? "on"
+        guard ["on", "off"].contains(sweepName) else { throw ValidationError("--migration-sweep must be on or off, got \(sweepName)") }
+        config.service.migrationSweep = sweepName == "on"
         let levelName = logLevel ?? env["SWIPERANK_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelName) else { throw ValidationError("unknown log level \(levelName)") }
         var logger = Logger(label: "swiperank")

@@ -26,7 +26,7 @@ struct CatalogOptions: ParsableArguments {
     @Option(help: "With --schema: a text attribute naming each item's region (discovery prefers regions not shown yet).")
     var regionAttribute: String?
 
-    @Option(help: "Schools only: the students' relative terms (env SWIPERANK_TERM_BASIS): standard (distance, budget, academic_fit, major_fit) or expanded (also budget_over and distance_near, shapes a linear weight cannot bend; it changes the model, so stored sessions restore only under the basis they learned with).")
+    @Option(help: "Schools only: the students' relative terms (env SWIPERANK_TERM_BASIS): standard (distance, budget, academic_fit, major_fit) or expanded (also budget_over and distance_near, shapes a linear weight cannot bend; it changes the model; `serve` migrates students stored under the other basis).")
     var termBasis: SchoolTermBasis?
 
     func validate() throws {

@@ -84,7 +84,7 @@ struct SnapshotValidationTests {
         func swipeField(_ k: Int, _ key: String) -> Any { (events[swipeEvents[k]]["swipe"] as! [String: Any])[key]! }
         switch tampering {
         case "duplicate served card": served[1]["row"] = served[0]["row"]; served[1]["card_id"] = served[0]["card_id"]; expected = "served[1]"
-        case "served position": served[2]["position"] = 9; expected = "served[2].position"
+        case "served position": served[2]["position"] = 2; expected = "served[2].position"  // not after served[1]; gaps are allowed (migrations keep them)
         case "served row out of range": served[0]["row"] = 99_999; expected = "served[0].row"
         case "served card_id of another row": served[0]["card_id"] = served[1]["card_id"]; expected = "served[0].card_id"
         case "served band": served[0]["band"] = served[0]["band"] as? String == "discovery" ? "nearby" : "discovery"; expected = "served[0].band"

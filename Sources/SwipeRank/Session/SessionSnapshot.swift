@@ -178,13 +178,17 @@ public enum SessionEvent: Sendable, Hashable, Codable {
     case feedback(cardID: String, options: [FeedbackOption])
     /// A judgement outside the deck (`SwipeSession.recordJudgement(_:weight:)`).
     case judged(Swipe, weight: Double)
+    /// A swipe or judgement on an item that had left the catalog when the session was migrated
+    /// (`SessionMigration`): it still counts (swipe total, phase, idempotency by id) but
+    /// teaches nothing, because the item's features are gone.
+    case retired(Swipe)
 
-    private enum CodingKeys: String, CodingKey, CaseIterable { case swipe, feedback, judged }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case swipe, feedback, judged, retired }
     private enum FeedbackKeys: String, CodingKey, CaseIterable { case cardID = "card_id", options }
     private enum JudgedKeys: String, CodingKey, CaseIterable { case swipe, weight }
 
-    /// Encodes `{"swipe": {…}}`, `{"feedback": {"card_id", "options"}}` or
-    /// `{"judged": {"swipe", "weight"}}`.
+    /// Encodes `{"swipe": {…}}`, `{"feedback": {"card_id", "options"}}`,
+    /// `{"judged": {"swipe", "weight"}}` or `{"retired": {…}}`.
     ///
     /// - Parameter encoder: The encoder.
     public func encode(to encoder: any Encoder) throws {
@@ -199,10 +203,11 @@ public enum SessionEvent: Sendable, Hashable, Codable {
             var j = c.nestedContainer(keyedBy: JudgedKeys.self, forKey: .judged)
             try j.encode(swipe, forKey: .swipe)
             try j.encode(weight, forKey: .weight)
+        case let .retired(swipe): try c.encode(swipe, forKey: .retired)
         }
     }
 
-    /// Decodes one event: exactly one of `swipe`, `feedback` or `judged`.
+    /// Decodes one event: exactly one of `swipe`, `feedback`, `judged` or `retired`.
     ///
     /// - Parameter decoder: The decoder.
     /// - Throws: `DecodingError` for anything else.
@@ -211,7 +216,7 @@ public enum SessionEvent: Sendable, Hashable, Codable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         guard c.allKeys.count == 1, let key = c.allKeys.first else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                    debugDescription: "an event holds exactly one of \"swipe\", \"feedback\" or \"judged\""))
+                                                    debugDescription: "an event holds exactly one of \"swipe\", \"feedback\", \"judged\" or \"retired\""))
         }
         switch key {
         case .swipe: self = .swipe(try c.decode(Swipe.self, forKey: .swipe))
@@ -222,6 +227,7 @@ public enum SessionEvent: Sendable, Hashable, Codable {
         case .judged:
             let j = try c.nestedContainer(keyedBy: JudgedKeys.self, forKey: .judged)
             self = .judged(try j.decode(Swipe.self, forKey: .swipe), weight: try j.decode(Double.self, forKey: .weight))
+        case .retired: self = .retired(try c.decode(Swipe.self, forKey: .retired))
         }
     }
 }
@@ -368,7 +374,11 @@ extension SwipeEngine {
         // Served cards: each must be what this engine could have served at that position.
         for (i, card) in snapshot.served.enumerated() {
             let field = "served[\(i)]"
-            guard card.position == i + 1 else { throw invalid("\(field).position", "is \(card.position), expected \(i + 1)") }
+            // Consecutive from 1, except in a migrated session, which keeps its cards' original
+            // positions with gaps where items left the catalog: increasing either way.
+            guard card.position >= i + 1, card.position > (i == 0 ? 0 : snapshot.served[i - 1].position) else {
+                throw invalid("\(field).position", "is \(card.position), expected more than \(i == 0 ? 0 : snapshot.served[i - 1].position)")
+            }
             guard card.row >= 0, card.row < catalog.count else { throw invalid("\(field).row", "\(card.row) is not a catalog row") }
             guard catalog.ids[card.row] == card.cardID else {
                 throw invalid("\(field).card_id", "\"\(card.cardID.prefix(64))\" is not the card at row \(card.row)")
@@ -465,6 +475,8 @@ extension SwipeEngine {
                 guard result.outcome == .recorded else {
                     throw invalid("events[\(i)].judged", "swipe id \(DataError.truncated(swipe.swipeID)) appears twice")
                 }
+            case let .retired(swipe):
+                do { try session.recordRetired(swipe) } catch { throw invalid("events[\(i)].retired", error.message) }
             }
         }
         for (i, card) in snapshot.served.enumerated() where card.action != session.served[i].action {

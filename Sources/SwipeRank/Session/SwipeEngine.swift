@@ -325,7 +325,9 @@ public struct SwipeEngine<M: Matcher>: Sendable {
 
     /// What a snapshot must have been taken under to restore here: the configuration's digest,
     /// combined with the population prior's and the matcher's `modelTag` when there are any.
-    var learningDigest: String {
+    /// A stored snapshot whose `configurationDigest` (or `catalogFingerprint`) differs needs
+    /// `migrate(_:)`, not `restore(_:)`.
+    public var learningDigest: String {
         // Unchanged for the default matcher without a prior, so stored snapshots stay valid.
         guard population != nil || matcher.modelTag != nil || factors != nil else { return configuration.digest }
         var hasher = FNV1a64()

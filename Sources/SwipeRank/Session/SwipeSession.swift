@@ -220,7 +220,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // and a card in the windows of two probes of one band has one variance, computed once.
         var variances = DeckVariances()
         for planned in plan {
-            let position = served.count + 1
+            let position = nextPosition
             // Backfill: the planned band, else the next ones in cyclic order.
             let start = planned?.index ?? 0
             let pools = isBanded ? 3 : 1
@@ -249,6 +249,11 @@ public struct SwipeSession<M: Matcher>: Sendable {
         }
         return RecommendationResponse(recommendations: cards, learningState: learningState, totalSwipes: totalSwipes)
     }
+
+    /// The position of the next card served: one past the last served card's. A migrated
+    /// session (`SessionMigration`) keeps its cards' original positions, with gaps where an item
+    /// left the catalog, so the probe schedule goes on where the student was.
+    var nextPosition: Int { (served.last?.position ?? 0) + 1 }
 
     /// Cards that may still be served: neither served nor judged outside the deck.
     public var unseenCount: Int { engine.matcher.catalog.count - served.count - judgedRows.count }

@@ -37,12 +37,20 @@ struct PublicController<M: ServableMatcher>: Sendable {
     }
 
     /// Ready: the catalog is loaded (it is, or the server would not have started) and the store
-    /// answers; 503 otherwise.
+    /// answers; 503 otherwise. `degraded` (still 200: every other student is served) when some
+    /// stored students could not be carried over to this catalog or model.
     private func health() async throws -> Response {
         var storeUp = true
         do { try await service.store.ping() } catch { storeUp = false }
-        let body = HealthBody(status: storeUp ? "ok" : "unavailable", store: storeUp ? "ok" : "unreachable",
-                        catalogItems: service.engine.matcher.catalog.count, cachedSessions: service.cache.count)
+        let ledger = service.migrations.snapshot
+        let status = !storeUp ? "unavailable" : ledger.failures > 0 ? "degraded" : "ok"
+        let body = HealthBody(
+            status: status, store: storeUp ? "ok" : "unreachable",
+            catalogItems: service.engine.matcher.catalog.count, cachedSessions: service.cache.count,
+            catalog: .init(fingerprint: service.engine.catalogFingerprint, items: service.engine.matcher.catalog.count),
+            modelVersion: service.modelVersion,
+            migration: .init(migrated: ledger.migrated, failed: ledger.failures, failedStudents: ledger.failedIDs,
+                             sweep: ledger.sweep))
         return .json(try WireJSON.encode(body), status: storeUp ? .ok : .serviceUnavailable, cache: CachePolicy.neverStore)
     }
 }
@@ -53,7 +61,29 @@ struct HealthBody: Encodable {
     var store: String
     var catalogItems: Int
     var cachedSessions: Int
-    enum CodingKeys: String, CodingKey { case status, store, catalogItems = "catalog_items", cachedSessions = "cached_sessions" }
+    /// Which catalog this instance serves: a stored student taken on another is migrated.
+    var catalog: CatalogVersion
+    /// `SwipeEngine.modelVersion`.
+    var modelVersion: String
+    var migration: Migration
+
+    struct CatalogVersion: Encodable {
+        var fingerprint: String
+        var items: Int
+    }
+
+    struct Migration: Encodable {
+        var migrated: Int
+        var failed: Int
+        var failedStudents: [String]
+        var sweep: MigrationLedger.SweepState
+        enum CodingKeys: String, CodingKey { case migrated, failed, failedStudents = "failed_students", sweep }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case status, store, catalogItems = "catalog_items", cachedSessions = "cached_sessions", catalog
+        case modelVersion = "model_version", migration
+    }
 }
 
 /// `GET /schools/:id`.

@@ -76,6 +76,9 @@ final class LRUCache<Value: Sendable>: Sendable {
     /// Drops the entry.
     func remove(_ key: String) { _ = take(key) }
 
+    /// Whether the key has an entry (without touching its recency).
+    func contains(_ key: String) -> Bool { state.withLock { $0.index[key] != nil } }
+
     /// Entries held.
     var count: Int { state.withLock { $0.index.count } }
 

@@ -40,6 +40,9 @@ public struct ServiceOptions: Sendable {
     public var maxEventsPerBatch = 500
     /// App events older than this many days are deleted (checked hourly); 0 keeps them.
     public var eventRetentionDays = 0
+    /// Walk every stored student at start-up and migrate those stored under another catalog or
+    /// model (`MigrationSweepService`); off, each is migrated on its first request.
+    public var migrationSweep = true
     /// Check a cached session's version against the store before using it: needed when
     /// several instances share one database, useless (one extra read) with one instance.
     public var verifyCachedVersion = false
@@ -105,6 +108,8 @@ final class StudentService<M: ServableMatcher>: Sendable {
     let logger: Logger
     /// Writes due snapshots in the background.
     let snapshots: SnapshotWriter<M>
+    /// Students carried over to this catalog or model, and those that could not be.
+    let migrations = MigrationLedger()
 
     init(engine: SwipeEngine<M>, store: any StudentStore, options: ServiceOptions, logger: Logger) {
         self.engine = engine
@@ -176,17 +181,20 @@ final class StudentService<M: ServableMatcher>: Sendable {
             for _ in 0..<3 {
                 let existing = try await storeCall { try await self.store.student(studentID) }
                 let version = existing?.version ?? 0
-                var session: SwipeSession<M>
+                var migration: SessionMigration<M>
                 do {
-                    session = try engine.session(studentID: studentID, profile: profile, seed: seed(studentID, version + 1))
+                    migration = SessionMigration(session: try engine.session(studentID: studentID, profile: profile,
+                                                                             seed: seed(studentID, version + 1)))
                 } catch let error as DataError {
                     throw APIError.validation(error)
                 }
                 if version > 0 {
+                    // Past evidence on items that have left the catalog is counted, not learned.
                     for event in try await allEvents(studentID, after: 0, through: version, kinds: [.swipe, .save]) {
-                        try carryOver(event, into: &session)
+                        try carryOver(event, into: &migration)
                     }
                 }
+                let session = migration.session
                 let now = options.clock()
                 let event = StoredEvent(kind: .profile, payload: profileJSON, createdAt: now)
                 let snapshot = try? session.snapshot().jsonData()
@@ -240,8 +248,19 @@ final class StudentService<M: ServableMatcher>: Sendable {
 
     /// Rebuilds the session: the snapshot (or the profile, with past swipes and saves carried
     /// over), then every later event through the engine, checking that each served deck comes
-    /// out card for card as it was served.
+    /// out card for card as it was served. When the history does not fit this engine — a
+    /// snapshot of another catalog, population model or configuration, a deck that replays
+    /// differently — the student is migrated from the log instead (`migrate(_:reason:)`).
     func rebuild(_ record: StudentRecord) async throws -> LiveStudent<M> {
+        do {
+            return try await replayRebuild(record)
+        } catch let mismatch as RebuildMismatch {
+            return try await migrate(record, reason: mismatch.reason)
+        }
+    }
+
+    /// The exact rebuild; `RebuildMismatch` when the stored history does not replay here.
+    private func replayRebuild(_ record: StudentRecord) async throws -> LiveStudent<M> {
         let id = record.studentID
         var session: SwipeSession<M>
         let from: Int
@@ -260,16 +279,18 @@ final class StudentService<M: ServableMatcher>: Sendable {
                 }
                 from = record.profileVersion
             }
+        } catch let error as APIError {
+            throw error  // the store failed: not a question of fit
         } catch let error as DataError {
-            logger.error("cannot rebuild a student", metadata: ["student": "\(id)", "error": "\(error)"])
-            throw APIError.server
+            throw RebuildMismatch(reason: error.description)
+        } catch {
+            throw RebuildMismatch(reason: "\(error)")
         }
         for event in try await allEvents(id, after: from, through: record.version, kinds: nil) {
             do {
                 try replay(event, into: &session)
             } catch {
-                logger.error("cannot replay an event", metadata: ["student": "\(id)", "seq": "\(event.seq)", "error": "\(error)"])
-                throw APIError.server
+                throw RebuildMismatch(reason: "event \(event.seq) (\(event.kind)): \(error)")
             }
         }
         return LiveStudent(session: session, record: record, snapshotHistory: snapshotHistory)
