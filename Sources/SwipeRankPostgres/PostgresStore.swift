@@ -166,6 +166,15 @@ public final class PostgresStore: Sendable, Service {
             """,
             "CREATE INDEX app_events_by_time ON app_events (received_at)",
         ]),
+        ("v4: the catalog's change log (item API)", [
+            """
+            CREATE TABLE catalog_changes (
+                seq BIGINT PRIMARY KEY,
+                item_id TEXT NOT NULL,
+                fields TEXT NOT NULL,
+                created_at BIGINT NOT NULL)
+            """,
+        ]),
     ]
 
     /// Runs `body`, turning any failure into a `StoreError` that says what failed (the
@@ -571,6 +580,68 @@ extension PostgresStore: AppEventLog {
             for try await _ in try await client.query("DELETE FROM app_events WHERE received_at < \(time) RETURNING 1",
                                                       logger: logger).decode(Int.self) { removed += 1 }
             return removed
+        }
+    }
+}
+
+extension PostgresStore: CatalogLog {
+    /// See `CatalogLog.catalogSequence()`.
+    public func catalogSequence() async throws(StoreError) -> Int {
+        try await call("reading the catalog sequence") {
+            var last = 0
+            for try await seq in try await client.query("SELECT COALESCE(MAX(seq), 0) FROM catalog_changes", logger: logger)
+                .decode(Int.self) { last = seq }
+            return last
+        }
+    }
+
+    /// See `CatalogLog.catalogChanges(after:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - after: Exclusive lower bound.
+    ///   - limit: At most this many.
+    public func catalogChanges(after: Int, limit: Int) async throws(StoreError) -> [CatalogChange] {
+        let rows = try await call("reading catalog changes") {
+            var out: [(Int, String, String, Int64)] = []
+            for try await row in try await client.query("""
+                SELECT seq, item_id, fields, created_at FROM catalog_changes WHERE seq > \(after) ORDER BY seq LIMIT \(max(1, limit))
+                """, logger: logger).decode((Int, String, String, Int64).self) { out.append(row) }
+            return out
+        }
+        var out: [CatalogChange] = []
+        out.reserveCapacity(rows.count)
+        for (seq, id, fields, createdAt) in rows {
+            // A deletion is stored as the JSON literal null.
+            out.append(CatalogChange(seq: seq, itemID: id, fields: fields == "null" ? nil : try CatalogChange.fields(from: Data(fields.utf8)),
+                                     createdAt: createdAt))
+        }
+        return out
+    }
+
+    /// See `CatalogLog.appendCatalogChanges(_:expectedSequence:)`: one statement for the whole
+    /// batch, under an advisory lock that serializes writers of the catalog.
+    ///
+    /// - Parameters:
+    ///   - changes: The changes.
+    ///   - expectedSequence: The sequence the caller read.
+    public func appendCatalogChanges(_ changes: [CatalogChange], expectedSequence: Int) async throws(StoreError) -> Int? {
+        let ids = changes.map(\.itemID)
+        let fields = changes.map { $0.fieldsJSON.map { String(decoding: $0, as: UTF8.self) } ?? "null" }
+        let times = changes.map(\.createdAt)
+        return try await call("appending catalog changes") {
+            try await client.withTransaction(logger: logger) { db -> Int? in
+                try await db.query("SELECT pg_advisory_xact_lock(hashtext('catalog_changes:' || \(self.schema)))", logger: self.logger)
+                var last = 0
+                for try await seq in try await db.query("SELECT COALESCE(MAX(seq), 0) FROM catalog_changes", logger: self.logger)
+                    .decode(Int.self) { last = seq }
+                guard last == expectedSequence else { return nil }
+                try await db.query("""
+                    INSERT INTO catalog_changes (seq, item_id, fields, created_at)
+                    SELECT \(last) + c.ord, c.id, c.fields, c.created
+                    FROM unnest(\(ids), \(fields), \(times)) WITH ORDINALITY AS c(id, fields, created, ord)
+                    """, logger: self.logger)
+                return last + changes.count
+            }
         }
     }
 }

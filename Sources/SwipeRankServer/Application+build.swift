@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import SwipeRank
 import ServiceLifecycle
+import Synchronization
 import SwipeRankStore
 
 /// Everything `swiperank serve` configures.
@@ -21,6 +22,11 @@ public struct ServerConfiguration: Sendable {
     public var maxBatchOperations = 20
     /// Service limits.
     public var service = ServiceOptions()
+    /// The bearer key of the item API (`/items`), ≥ 32 bytes; nil turns the API off. Distinct
+    /// from student tokens: no student token opens an operator route.
+    public var operatorKey: String?
+    /// How often an instance checks the store for other instances' catalog edits.
+    public var catalogPollInterval: Duration = .milliseconds(250)
     /// Group session limits.
     public var groups = GroupOptions()
 
@@ -38,28 +44,36 @@ public struct ServerConfiguration: Sendable {
 ///   - engine: The engine (its catalog is what the service serves).
 ///   - store: Where students and groups live.
 ///   - configuration: Address, auth, limits.
+///   - catalog: Where the catalog comes from, for the item API (`/items`) and the changes
+///     stored by earlier runs or other instances; nil serves `engine` as it is.
 ///   - logger: The service log.
 ///   - onRunning: Called with the bound port once the server listens (port 0 picks one).
 /// - Returns: The application (run it with `runService()`).
 /// - Throws: `AuthSetupError` for a bad key or secret, or the development secret on a
-///   non-loopback address.
+///   non-loopback address; the engine builder's error when the stored catalog changes do not
+///   build on `catalog`.
 public func buildApplication<M: ServableMatcher>(
-    engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, logger: Logger,
-    onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, catalog: CatalogSource<M>? = nil,
+    logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     if configuration.auth.hmacSecret == AuthConfiguration.developmentSecret && !configuration.isLoopback {
         throw AuthSetupError("the development JWT secret is only allowed on a loopback address; set SWIPERANK_JWT_SECRET")
     }
-    let (responder, _, groups) = try await buildParts(engine: engine, store: store, configuration: configuration, logger: logger)
+    let parts = try await buildParts(engine: engine, store: store, configuration: configuration, catalog: catalog, logger: logger)
     var services: [any Service] = []
-    if let relay = groups.relay { services.append(GroupRelayService(relay: relay)) }
-    if configuration.service.migrationSweep { services.append(MigrationSweepService(service: groups.students)) }
+    if let relay = parts.shared.relay { services.append(GroupRelayService(relay: relay)) }
+    if configuration.service.migrationSweep {
+        services.append(MigrationSweepService(students: { parts.generations.current.students }))
+    }
+    if let manager = parts.catalog {
+        services.append(CatalogPollService(catalog: manager, interval: configuration.catalogPollInterval))
+    }
     if configuration.service.eventRetentionDays > 0 {
         services.append(EventRetentionService(store: store, days: configuration.service.eventRetentionDays,
                                               clock: configuration.service.clock, logger: logger))
     }
     return Application(
-        responder: responder,
+        responder: parts.responder,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "SwipeRank"),
         services: services,
         onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? configuration.port) },
@@ -72,29 +86,138 @@ public func buildApplication<M: ServableMatcher>(
 ///   - engine: The engine.
 ///   - store: The store.
 ///   - configuration: Auth and limits (the address is not used).
+///   - catalog: Where the catalog comes from (the item API), or nil.
 ///   - logger: The log.
 /// - Returns: The responder and the metrics it records into.
 /// - Throws: `AuthSetupError` for bad keys.
 public func buildResponder<M: ServableMatcher>(
-    engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, logger: Logger
-) async throws -> (RouterResponder<SwipeRankRequestContext>, ServerMetrics) {
-    let (responder, metrics, _) = try await buildParts(engine: engine, store: store, configuration: configuration, logger: logger)
-    return (responder, metrics)
+    engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, catalog: CatalogSource<M>? = nil,
+    logger: Logger
+) async throws -> (some HTTPResponder<SwipeRankRequestContext>, ServerMetrics) {
+    let parts = try await buildParts(engine: engine, store: store, configuration: configuration, catalog: catalog, logger: logger)
+    return (parts.responder, parts.shared.metrics)
 }
 
-/// The responder, its metrics and the group service (whose relay `buildApplication` runs).
-func buildParts<M: ServableMatcher>(
-    engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, logger: Logger
-) async throws -> (RouterResponder<SwipeRankRequestContext>, ServerMetrics, GroupService<M>) {
-    let keys = try await configuration.auth.keys()
+/// What outlives a catalog version: metrics, limits, token cache, locks, group subscribers,
+/// the migration ledger.
+final class SharedParts: Sendable {
+    let store: any ServiceStore
+    let configuration: ServerConfiguration
+    let logger: Logger
+    let keys: JWTKeyCollection
     let metrics = ServerMetrics()
-    let service = StudentService(engine: engine, store: store, options: configuration.service, logger: logger)
-    let groups = GroupService(engine: engine, store: store, students: service, options: configuration.groups, logger: logger)
-    let buckets = TokenBuckets(capacity: configuration.rateLimitPerHour, period: 3_600,
-                               now: TokenBuckets.seconds(configuration.service.clock))
+    let buckets: TokenBuckets
+    let joinBuckets: TokenBuckets
+    let verified = VerifiedTokens()
+    let locks = KeyedLock()
+    let migrations = MigrationLedger()
+    let hub = GroupEventHub()
+    let relay: GroupRelay?
+
+    init(store: any ServiceStore, configuration: ServerConfiguration, logger: Logger, keys: JWTKeyCollection) {
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+        self.keys = keys
+        buckets = TokenBuckets(capacity: configuration.rateLimitPerHour, period: 3_600, now: TokenBuckets.seconds(configuration.service.clock))
+        joinBuckets = TokenBuckets(capacity: configuration.groups.joinsPerMinute, period: 60,
+                                   now: TokenBuckets.seconds(configuration.service.clock))
+        relay = groupRelay(store: store, hub: hub, options: configuration.groups, logger: logger)
+    }
+}
+
+/// One catalog version's services and router. A catalog edit builds the next generation and
+/// swaps it in; requests already running finish on theirs (one engine per request, never two).
+struct ServiceGeneration<M: ServableMatcher>: Sendable {
+    let students: StudentService<M>
+    let groups: GroupService<M>
+    let responder: RouterResponder<SwipeRankRequestContext>
+    /// The catalog change log's sequence the engine includes.
+    let catalogSequence: Int
+}
+
+/// The current generation, swapped atomically.
+final class ServiceGenerations<M: ServableMatcher>: Sendable {
+    private let value: Mutex<ServiceGeneration<M>>
+    init(_ first: ServiceGeneration<M>) { value = Mutex(first) }
+    var current: ServiceGeneration<M> { value.withLock { $0 } }
+    func swap(_ next: ServiceGeneration<M>) { value.withLock { $0 = next } }
+}
+
+/// Sends each request to the generation current when it arrives.
+struct GenerationResponder<M: ServableMatcher>: HTTPResponder {
+    typealias Context = SwipeRankRequestContext
+    let generations: ServiceGenerations<M>
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        try await generations.current.responder.respond(to: request, context: context)
+    }
+}
+
+/// Everything `buildApplication` serves.
+struct ServiceParts<M: ServableMatcher>: Sendable {
+    let shared: SharedParts
+    let generations: ServiceGenerations<M>
+    let catalog: CatalogManager<M>?
+    var responder: GenerationResponder<M> { GenerationResponder(generations: generations) }
+    /// The current generation's group service (tests drain its students' snapshots).
+    var groups: GroupService<M> { generations.current.groups }
+}
+
+/// The shared parts, the first generation and the catalog manager (which applies the changes
+/// the store already holds before the first request).
+func buildParts<M: ServableMatcher>(
+    engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, catalog source: CatalogSource<M>? = nil,
+    logger: Logger
+) async throws -> ServiceParts<M> {
+    let shared = SharedParts(store: store, configuration: configuration, logger: logger, keys: try await configuration.auth.keys())
+    let manager = ManagerSlot<M>()
+    let generations = ServiceGenerations(makeGeneration(engine: engine, sequence: 0, shared: shared, catalog: { manager.value }))
+    if let source {
+        let built = try CatalogManager(source: source, store: store, logger: logger) { engine, sequence in
+            generations.swap(makeGeneration(engine: engine, sequence: sequence, shared: shared, catalog: { manager.value }))
+        }
+        manager.value = built
+        // The first generation was built before the manager existed: build it again with the
+        // item routes, then apply what the store holds.
+        generations.swap(makeGeneration(engine: engine, sequence: 0, shared: shared, catalog: { built }))
+        do {
+            try await built.catchUp()
+        } catch let error as DataError {
+            throw CatalogStartError("the catalog edits stored in the database do not apply to this catalog file: \(error)")
+        }
+    }
+    return ServiceParts(shared: shared, generations: generations, catalog: manager.value)
+}
+
+/// The catalog manager, set once it exists (its install closure builds generations that name it).
+final class ManagerSlot<M: ServableMatcher>: Sendable {
+    private let slot = Mutex<CatalogManager<M>?>(nil)
+    var value: CatalogManager<M>? {
+        get { slot.withLock { $0 } }
+        set { slot.withLock { $0 = newValue } }
+    }
+}
+
+/// Stored catalog edits that do not build on the catalog file given at start.
+public struct CatalogStartError: Error, CustomStringConvertible {
+    /// What went wrong.
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// One generation: services and router over `engine`.
+func makeGeneration<M: ServableMatcher>(
+    engine: SwipeEngine<M>, sequence: Int, shared: SharedParts, catalog: @escaping @Sendable () -> CatalogManager<M>?
+) -> ServiceGeneration<M> {
+    let configuration = shared.configuration
+    let (store, logger, metrics, keys, verified, buckets) = (shared.store, shared.logger, shared.metrics, shared.keys, shared.verified, shared.buckets)
+    let service = StudentService(engine: engine, store: store, options: configuration.service, logger: logger,
+                                 locks: shared.locks, migrations: shared.migrations, catalogSequence: sequence)
+    let groups = GroupService(engine: engine, store: store, students: service, options: configuration.groups, logger: logger,
+                              hub: shared.hub, relay: shared.relay, joinBuckets: shared.joinBuckets)
     let box = ResponderBox()
     let table = RouteTable()
-    let verified = VerifiedTokens()
 
     let router = Router(context: SwipeRankRequestContext.self)
     router.add(middleware: RequestMiddleware(metrics: metrics))
@@ -111,8 +234,9 @@ func buildParts<M: ServableMatcher>(
         to: router.group("groups").add(middleware: StudentAuthMiddleware(keys: keys, verified: verified)).add(middleware: RateLimitMiddleware(buckets: buckets)),
         table: table)
     BatchController(box: box, maxOperations: configuration.maxBatchOperations).addRoutes(to: student, table: table)
+    ItemController(catalog: catalog, clock: configuration.service.clock).addRoutes(
+        to: router.group("items").add(middleware: OperatorAuthMiddleware(key: configuration.operatorKey)), table: table)
     let responder = router.buildResponder()
     box.responder = responder
-    return (responder, metrics, groups)
+    return ServiceGeneration(students: service, groups: groups, responder: responder, catalogSequence: sequence)
 }
-

@@ -93,5 +93,5 @@ public struct GroupRecord: Sendable, Hashable {
     }
 }
 
-/// Everything the service needs from a store: students, groups and the app's events.
-public typealias ServiceStore = StudentStore & GroupStore & AppEventLog
+/// Everything the service needs from a store: students, groups, the app's events and the catalog's changes.
+public typealias ServiceStore = StudentStore & GroupStore & AppEventLog & CatalogLog

@@ -13,6 +13,7 @@ public final class MemoryStore: StudentStore {
     private let students = Mutex<[String: Student]>([:])
     let groupTable = MemoryGroups()
     let appEventTable = MemoryAppEvents()
+    let catalogTable = Mutex<[CatalogChange]>([])
 
     /// Creates an empty store.
     public init() {}
@@ -278,6 +279,37 @@ extension MemoryStore: AppEventLog {
                 removed += before - all[key]!.events.count
             }
             return removed
+        }
+    }
+}
+
+extension MemoryStore: CatalogLog {
+    /// See `CatalogLog.catalogSequence()`.
+    public func catalogSequence() async throws(StoreError) -> Int { catalogTable.withLock { $0.count } }
+
+    /// See `CatalogLog.catalogChanges(after:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - after: Exclusive lower bound.
+    ///   - limit: At most this many.
+    public func catalogChanges(after: Int, limit: Int) async throws(StoreError) -> [CatalogChange] {
+        catalogTable.withLock { log in Array(log.dropFirst(max(0, after)).prefix(max(1, limit))) }
+    }
+
+    /// See `CatalogLog.appendCatalogChanges(_:expectedSequence:)`.
+    ///
+    /// - Parameters:
+    ///   - changes: The changes.
+    ///   - expectedSequence: The sequence the caller read.
+    public func appendCatalogChanges(_ changes: [CatalogChange], expectedSequence: Int) async throws(StoreError) -> Int? {
+        catalogTable.withLock { log in
+            guard log.count == expectedSequence else { return nil }
+            for change in changes {
+                var stored = change
+                stored.seq = log.count + 1
+                log.append(stored)
+            }
+            return log.count
         }
     }
 }

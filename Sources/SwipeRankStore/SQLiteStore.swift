@@ -177,6 +177,16 @@ public final class SQLiteStore: StudentStore {
                 ALTER TABLE students DROP COLUMN updated_at;
                 """)
         }
+        migrator.registerMigration("v6: the catalog's change log (item API)") { db in
+            try db.execute(sql: """
+                CREATE TABLE catalog_changes (
+                    seq INTEGER PRIMARY KEY,
+                    item_id TEXT NOT NULL,
+                    fields BLOB,
+                    created_at INTEGER NOT NULL
+                )
+                """)
+        }
         return migrator
     }
 
@@ -638,6 +648,55 @@ extension SQLiteStore: AppEventLog {
             }
         } catch {
             throw StoreError("purging app events failed: \(error)")
+        }
+    }
+}
+
+extension SQLiteStore: CatalogLog {
+    /// See `CatalogLog.catalogSequence()`.
+    public func catalogSequence() async throws(StoreError) -> Int {
+        try await read { db in try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM catalog_changes") ?? 0 }
+    }
+
+    /// See `CatalogLog.catalogChanges(after:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - after: Exclusive lower bound.
+    ///   - limit: At most this many.
+    public func catalogChanges(after: Int, limit: Int) async throws(StoreError) -> [CatalogChange] {
+        let rows = try await read { db in
+            try Row.fetchAll(db, sql: "SELECT seq, item_id, fields, created_at FROM catalog_changes WHERE seq > ? ORDER BY seq LIMIT ?",
+                             arguments: [after, max(1, limit)]).map { row -> (Int, String, Data?, Int64) in
+                (row["seq"], row["item_id"], row["fields"], row["created_at"])
+            }
+        }
+        var out: [CatalogChange] = []
+        out.reserveCapacity(rows.count)
+        for (seq, id, fields, createdAt) in rows {
+            out.append(CatalogChange(seq: seq, itemID: id, fields: try CatalogChange.fields(from: fields), createdAt: createdAt))
+        }
+        return out
+    }
+
+    /// See `CatalogLog.appendCatalogChanges(_:expectedSequence:)`: one transaction.
+    ///
+    /// - Parameters:
+    ///   - changes: The changes.
+    ///   - expectedSequence: The sequence the caller read.
+    public func appendCatalogChanges(_ changes: [CatalogChange], expectedSequence: Int) async throws(StoreError) -> Int? {
+        let encoded = changes.map { ($0.itemID, $0.fieldsJSON, $0.createdAt) }
+        do {
+            return try await pool.write { db -> Int? in
+                let last = try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM catalog_changes") ?? 0
+                guard last == expectedSequence else { return nil }
+                let insert = try db.cachedStatement(sql: "INSERT INTO catalog_changes (seq, item_id, fields, created_at) VALUES (?, ?, ?, ?)")
+                for (i, (id, fields, createdAt)) in encoded.enumerated() {
+                    try insert.execute(arguments: [last + i + 1, id, fields, createdAt])
+                }
+                return last + encoded.count
+            }
+        } catch {
+            throw StoreError("appending catalog changes failed: \(error)")
         }
     }
 }

@@ -137,11 +137,15 @@ struct FitFactors: ParsableCommand {
 /// `--factors FILE`: reads a factor model (`swiperank fit-factors` or an external trainer's)
 /// and puts it into an engine, as one-line errors naming the file.
 func loadFactors<M: Matcher>(_ path: String, into engine: SwipeEngine<M>) throws -> SwipeEngine<M> {
-    let file: FactorModelFile
+    let file = try readFactorFile(path)
+    do { return try engine.withFactors(file) } catch { throw CLIError("\(path): \(error.detail)") }
+}
+
+/// Reads a factor model file (errors name the file and the field).
+func readFactorFile(_ path: String) throws -> FactorModelFile {
     do {
-        file = try FactorModelFile.decode(json: try InputFile.read(path, what: "factor model", maxBytes: 1 << 30), source: path)
+        return try FactorModelFile.decode(json: try InputFile.read(path, what: "factor model", maxBytes: 1 << 30), source: path)
     } catch {
         throw CLIError("\(error)")  // names the file (and line:column or the field)
     }
-    do { return try engine.withFactors(file) } catch { throw CLIError("\(path): \(error.detail)") }
 }

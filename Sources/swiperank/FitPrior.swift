@@ -113,11 +113,15 @@ func readInteractions(_ path: String, itemIDs: Set<String>, studentIDs: Set<Stri
 /// `--population-prior FILE`: reads a prior written by `swiperank fit-prior` and puts it into
 /// an engine, as one-line errors naming the file.
 func loadPopulationPrior<M: Matcher>(_ path: String, into engine: SwipeEngine<M>) throws -> SwipeEngine<M> {
-    let prior: PopulationPrior
+    let prior = try readPopulationPrior(path)
+    do { return try engine.withPopulation(prior) } catch { throw CLIError("\(path): \(error.detail)") }
+}
+
+/// Reads a population prior file (errors name the file and the field).
+func readPopulationPrior(_ path: String) throws -> PopulationPrior {
     do {
-        prior = try PopulationPrior.decode(json: try InputFile.read(path, what: "population prior", maxBytes: 64 << 20), source: path)
+        return try PopulationPrior.decode(json: try InputFile.read(path, what: "population prior", maxBytes: 64 << 20), source: path)
     } catch {
         throw CLIError("\(error)")  // names the file (and line:column or the field)
     }
-    do { return try engine.withPopulation(prior) } catch { throw CLIError("\(path): \(error.detail)") }
 }

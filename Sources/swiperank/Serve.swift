@@ -123,6 +123,10 @@ struct Serve: AsyncParsableCommand {
         guard let durability = SQLiteStore.Durability(rawValue: durabilityName) else {
             throw ValidationError("--durability must be normal or full, got \(durabilityName)")
         }
+        if let key = env["SWIPERANK_OPERATOR_KEY"], !key.isEmpty {
+            guard key.utf8.count >= 32 else { throw ValidationError("SWIPERANK_OPERATOR_KEY must be at least 32 bytes") }
+            config.operatorKey = key
+        }
         let sweepName = migrationSweep ?? env["SWIPERANK_MIGRATION_SWEEP"] ?? "on"
         guard ["on", "off"].contains(sweepName) else { throw ValidationError("--migration-sweep must be on or off, got \(sweepName)") }
         config.service.migrationSweep = sweepName == "on"
@@ -153,18 +157,54 @@ struct Serve: AsyncParsableCommand {
 
     /// Builds the service for the catalog the options name and runs it until shut down.
     func serve(store: any ServiceStore, config: ServerConfiguration, logger: Logger) async throws {
-        let populationPrior = self.populationPrior ?? ProcessInfo.processInfo.environment["SWIPERANK_POPULATION_PRIOR"]
-        let factors = self.factors ?? ProcessInfo.processInfo.environment["SWIPERANK_FACTORS"]
-        if let schema = catalogOptions.schema {
-            var engine = SwipeEngine(matcher: try catalogOptions.loadItems(schema: schema))
-            if let populationPrior { engine = try loadPopulationPrior(populationPrior, into: engine) }
-            if let factors { engine = try loadFactors(factors, into: engine) }
-            try await buildApplication(engine: engine, store: store, configuration: config, logger: logger, onRunning: Self.announce).runService()
-        } else {
-            var engine = SwipeEngine(matcher: try catalogOptions.schoolMatcher())
-            if let populationPrior { engine = try loadPopulationPrior(populationPrior, into: engine) }
-            if let factors { engine = try loadFactors(factors, into: engine) }
-            try await buildApplication(engine: engine, store: store, configuration: config, logger: logger, onRunning: Self.announce).runService()
+        let env = ProcessInfo.processInfo.environment
+        let priorPath = self.populationPrior ?? env["SWIPERANK_POPULATION_PRIOR"]
+        let factorsPath = self.factors ?? env["SWIPERANK_FACTORS"]
+        let prior = try priorPath.map(readPopulationPrior)
+        let factors = try factorsPath.map(readFactorFile)
+        // The engine over a catalog table: the same for the file at start and for every
+        // version the item API makes (a prior is tied to the catalog it was fitted on, so an
+        // edit is refused while one is loaded; factors follow items by id).
+        @Sendable func finish<M: Matcher>(_ engine: SwipeEngine<M>) throws(DataError) -> SwipeEngine<M> {
+            // Errors name the file: at start, and when an item edit no longer fits it.
+            func named(_ path: String?, _ error: DataError) -> DataError {
+                DataError(error.kind, source: path ?? error.source, field: error.field, detail: "\(path ?? error.source): \(error.detail)")
+            }
+            var engine = engine
+            if let prior { do { engine = try engine.withPopulation(prior) } catch { throw named(priorPath, error) } }
+            if let factors { do { engine = try engine.withFactors(factors) } catch { throw named(factorsPath, error) } }
+            return engine
+        }
+        do {
+            if let schema = catalogOptions.schema {
+                let itemSchema = try ItemSchema.load(contentsOfFile: schema)
+                let table = try CSVTable(contentsOfFile: catalogOptions.catalog)
+                let region = catalogOptions.regionAttribute
+                _ = try catalogOptions.loadItems(schema: schema)  // the region attribute's check, with its message
+                let make: @Sendable (CSVTable) throws -> SwipeEngine<ItemMatcher> = { table in
+                    try finish(SwipeEngine(matcher: ItemMatcher(catalog: try Catalog(table: table, schema: itemSchema), regionAttribute: region)))
+                }
+                let engine = try make(table)
+                try await buildApplication(engine: engine, store: store, configuration: config,
+                                           catalog: CatalogSource(base: table, idColumn: itemSchema.idColumn, makeEngine: make),
+                                           logger: logger, onRunning: Self.announce).runService()
+            } else {
+                let table = try CSVTable(contentsOfFile: catalogOptions.catalog)
+                let majors = try CSVTable(contentsOfFile: catalogOptions.majors)
+                let basis = try catalogOptions.resolvedTermBasis()
+                let make: @Sendable (CSVTable) throws -> SwipeEngine<SchoolMatcher> = { table in
+                    let programs = try SchoolCatalog.programs(majors, ofSchoolsIn: table)
+                    return try finish(SwipeEngine(matcher: SchoolMatcher(schools: try SchoolCatalog(schools: table, majors: programs), termBasis: basis)))
+                }
+                let engine = try make(table)
+                try await buildApplication(engine: engine, store: store, configuration: config,
+                                           catalog: CatalogSource(base: table, idColumn: "unitid", makeEngine: make),
+                                           logger: logger, onRunning: Self.announce).runService()
+            }
+        } catch let error as DataError {
+            throw CLIError(error.description)
+        } catch let error as CatalogStartError {
+            throw CLIError(error.description)
         }
     }
 

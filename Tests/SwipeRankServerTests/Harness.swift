@@ -47,6 +47,8 @@ struct Reply {
 struct Harness {
     var store: any ServiceStore = MemoryStore()
     var engine = Fixtures.engine
+    /// The catalog's source, for the item API (nil: off).
+    var catalog: CatalogSource<SchoolMatcher>?
     var configure: @Sendable (inout ServerConfiguration) -> Void = { _ in }
 
     func run(_ test: @escaping @Sendable (Client) async throws -> Void) async throws {
@@ -56,13 +58,18 @@ struct Harness {
         configure(&config)
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        let (responder, _, groups) = try await buildParts(engine: engine, store: store, configuration: config, logger: logger)
-        let app = Application(responder: responder, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
+        let parts = try await buildParts(engine: engine, store: store, configuration: config, catalog: catalog, logger: logger)
+        let app = Application(responder: parts.responder, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
         let auth = config.auth
+        // Other instances' catalog edits, as `buildApplication`'s poll service follows them.
+        let poll = parts.catalog.map { manager in
+            Task { try await CatalogPollService(catalog: manager, interval: .milliseconds(20)).run() }
+        }
+        defer { poll?.cancel() }
         try await app.test(.router) { client in try await test(Client(client: client, auth: auth)) }
         // Snapshots are written after the requests that made them due: finish them, so a test
         // that opens the store again sees what this server stored.
-        await groups.students.snapshots.drain()
+        await parts.groups.students.snapshots.drain()
     }
 
     struct Client: Sendable {

@@ -174,14 +174,14 @@ struct MigrationRouteTests {
         var logger = Logger(label: "t")
         logger.logLevel = .critical
         let service = StudentService(engine: edited, store: store, options: ServiceOptions(), logger: logger)
-        let sweep = MigrationSweepService(service: service, pageSize: 4)
+        let sweep = MigrationSweepService(students: { service }, pageSize: 4)
         await sweep.sweepAll()
         var state = service.migrations.snapshot
         #expect(state.sweep.state == "done" && state.sweep.scanned == 10 && state.sweep.migrated == 9 && state.sweep.failed == 1)
         #expect(state.failedIDs == ["s4x"])
         // Every migrated student now restores from its stored snapshot: a second pass does nothing.
         let again = StudentService(engine: edited, store: store, options: ServiceOptions(), logger: logger)
-        await MigrationSweepService(service: again, pageSize: 4).sweepAll()
+        await MigrationSweepService(students: { again }, pageSize: 4).sweepAll()
         state = again.migrations.snapshot
         #expect(state.sweep.scanned == 10 && state.sweep.migrated == 0 && state.sweep.failed == 1)
         for k in 0..<9 {

@@ -357,6 +357,14 @@ extension FailingStore: AppEventLog {
     func studentIDs(after: String?, limit: Int) async throws(StoreError) -> [String] { throw StoreError("disk /var/secret.db gone") }
 }
 
+extension FailingStore: CatalogLog {
+    func catalogSequence() async throws(StoreError) -> Int { throw StoreError("disk /var/secret.db gone") }
+    func catalogChanges(after: Int, limit: Int) async throws(StoreError) -> [CatalogChange] { throw StoreError("disk /var/secret.db gone") }
+    func appendCatalogChanges(_ changes: [CatalogChange], expectedSequence: Int) async throws(StoreError) -> Int? {
+        throw StoreError("disk /var/secret.db gone")
+    }
+}
+
 extension FailingStore: GroupStore {
     func createGroup(_ group: GroupRecord) async throws(StoreError) -> Bool { throw StoreError("disk /var/secret.db gone") }
     func group(_ groupID: String) async throws(StoreError) -> GroupRecord? { throw StoreError("disk /var/secret.db gone") }

@@ -33,6 +33,26 @@ import Testing
                     response: Data("r-\(text)".utf8), createdAt: at)
     }
 
+    @Test("catalog changes: appended in order at the expected sequence, a stale writer gets nil, deletions kept as such", arguments: Kind.available)
+    func catalogLog(kind: Kind) async throws {
+        let (store, done) = try await Self.make(kind)
+        defer { done() }
+        #expect(try await store.catalogSequence() == 0)
+        let a = CatalogChange(itemID: "r1", fields: ["id": "r1", "name": "Caf\u{e9} \"A\", 1/2", "rating": ""], createdAt: 10)
+        let b = CatalogChange(itemID: "r2", fields: nil, createdAt: 11)
+        #expect(try await store.appendCatalogChanges([a, b], expectedSequence: 0) == 2)
+        #expect(try await store.appendCatalogChanges([a], expectedSequence: 0) == nil, "stale: the log ends at 2")
+        #expect(try await store.appendCatalogChanges([a], expectedSequence: 3) == nil, "ahead of the log")
+        let c = CatalogChange(itemID: "r2", fields: ["id": "r2"], createdAt: 12)
+        #expect(try await store.appendCatalogChanges([c], expectedSequence: 2) == 3)
+        #expect(try await store.catalogSequence() == 3)
+        let all = try await store.catalogChanges(after: 0, limit: 10)
+        #expect(all.map(\.seq) == [1, 2, 3] && all.map(\.itemID) == ["r1", "r2", "r2"])
+        #expect(all[0].fields == a.fields && all[1].fields == nil && all[2].fields == ["id": "r2"] && all[1].createdAt == 11)
+        #expect(try await store.catalogChanges(after: 1, limit: 1).map(\.seq) == [2])
+        #expect(try await store.catalogChanges(after: 3, limit: 10).isEmpty)
+    }
+
     @Test("a snapshot saved apart from appends: only for the same student, a version the log reaches, not older than the stored one", arguments: Kind.available)
     func saveSnapshot(kind: Kind) async throws {
         let (store, done) = try await Self.make(kind)

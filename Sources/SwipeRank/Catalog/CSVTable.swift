@@ -69,6 +69,55 @@ public struct CSVTable: Sendable {
         (header, headerColumns, rows) = try CSVTable.parse(bytes, source: source)
     }
 
+    /// A table built from values rather than text — a catalog with operators' edits applied
+    /// (`swiperank serve`'s item API). Row `i` is reported as line `i + 2` (the header is line
+    /// 1), each field at its 1-based index as the column, so an error names the row and the
+    /// column number.
+    ///
+    /// - Parameters:
+    ///   - header: Distinct column names.
+    ///   - rows: The rows, each with one value per column.
+    ///   - source: The name shown in errors.
+    /// - Throws: `DataError` `.invalidValue` for a repeated column name, `.malformedRow` for a
+    ///   row of the wrong width.
+    /// - Complexity: O(total number of fields).
+    public init(header: [String], rows: [[String]], source: String) throws(DataError) {
+        let columns = Array(1...max(1, header.count)).prefix(header.count)
+        var seen = Set<String>()
+        for (i, name) in header.enumerated() where !seen.insert(name).inserted {
+            throw DataError(.invalidValue, source: source, line: 1, column: i + 1, field: name,
+                            detail: "column \"\(DataError.truncated(name))\" appears twice in the header")
+        }
+        var built: [Row] = []
+        built.reserveCapacity(rows.count)
+        for (i, fields) in rows.enumerated() {
+            guard fields.count == header.count else {
+                throw DataError(.malformedRow, source: source, line: i + 2, column: 1,
+                                detail: "row has \(fields.count) fields, the header has \(header.count)")
+            }
+            built.append(Row(line: i + 2, fields: fields, columns: Array(columns)))
+        }
+        self.source = source
+        self.header = header
+        self.headerColumns = Array(columns)
+        self.rows = built
+    }
+
+    /// The rows that satisfy `keep`, each with its original line (errors still name the file's).
+    ///
+    /// - Parameter keep: The predicate.
+    /// - Returns: The table with fewer rows.
+    public func filtered(_ keep: (Row) -> Bool) -> CSVTable {
+        CSVTable(source: source, header: header, headerColumns: headerColumns, rows: rows.filter(keep))
+    }
+
+    private init(source: String, header: [String], headerColumns: [Int], rows: [Row]) {
+        self.source = source
+        self.header = header
+        self.headerColumns = headerColumns
+        self.rows = rows
+    }
+
     private static func parse(_ bytes: [UInt8], source: String) throws(DataError) -> ([String], [Int], [Row]) {
         var parser = Parser(bytes: bytes, source: source)
         guard let headerRow = try parser.nextRow() else {

@@ -74,6 +74,21 @@ public struct SchoolCatalog: Sendable {
                       majors: try CSVTable(contentsOfFile: majorsPath))
     }
 
+    /// The rows of `majors` whose school is in `schools`: the programs of a catalog that
+    /// operators edited (a deleted school's programs would otherwise be references to nothing).
+    /// Rows keep their lines, so errors still name the file's.
+    ///
+    /// - Parameters:
+    ///   - majors: The parsed `school_majors.csv`.
+    ///   - schools: The schools table.
+    /// - Returns: The filtered table.
+    /// - Throws: `DataError` `.missingColumn` when either table has no `unitid`.
+    public static func programs(_ majors: CSVTable, ofSchoolsIn schools: CSVTable) throws(DataError) -> CSVTable {
+        let schoolID = try schools.column(named: "unitid"), majorSchool = try majors.column(named: "unitid")
+        let ids = Set(schools.rows.map { $0[schoolID].trimmedSpaces })
+        return majors.filtered { ids.contains($0[majorSchool].trimmedSpaces) }
+    }
+
     /// Builds the catalog from parsed tables.
     ///
     /// - Parameters:

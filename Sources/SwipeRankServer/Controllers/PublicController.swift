@@ -47,7 +47,8 @@ struct PublicController<M: ServableMatcher>: Sendable {
         let body = HealthBody(
             status: status, store: storeUp ? "ok" : "unreachable",
             catalogItems: service.engine.matcher.catalog.count, cachedSessions: service.cache.count,
-            catalog: .init(fingerprint: service.engine.catalogFingerprint, items: service.engine.matcher.catalog.count),
+            catalog: .init(fingerprint: service.engine.catalogFingerprint, items: service.engine.matcher.catalog.count,
+                           sequence: service.catalogSequence),
             modelVersion: service.modelVersion,
             migration: .init(migrated: ledger.migrated, failed: ledger.failures, failedStudents: ledger.failedIDs,
                              sweep: ledger.sweep))
@@ -70,6 +71,8 @@ struct HealthBody: Encodable {
     struct CatalogVersion: Encodable {
         var fingerprint: String
         var items: Int
+        /// The item API's change log sequence included (0: the file as loaded).
+        var sequence: Int
     }
 
     struct Migration: Encodable {

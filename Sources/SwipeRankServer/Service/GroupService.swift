@@ -49,20 +49,29 @@ final class GroupService<M: ServableMatcher>: Sendable {
     /// Other instances' events, when the store is shared (PostgreSQL).
     let relay: GroupRelay?
 
-    init(engine: SwipeEngine<M>, store: any ServiceStore, students: StudentService<M>, options: GroupOptions, logger: Logger) {
+    /// A group service with its own event hub (and relay, on a shared store).
+    convenience init(engine: SwipeEngine<M>, store: any ServiceStore, students: StudentService<M>, options: GroupOptions, logger: Logger) {
+        let hub = GroupEventHub()
+        self.init(engine: engine, store: store, students: students, options: options, logger: logger, hub: hub,
+                  relay: groupRelay(store: store, hub: hub, options: options, logger: logger),
+                  joinBuckets: TokenBuckets(capacity: options.joinsPerMinute, period: 60, now: TokenBuckets.seconds(students.options.clock)))
+    }
+
+    /// A group service over a hub, relay and join limits that outlive it: the service is rebuilt
+    /// when the catalog changes, while subscribers stay connected and limits keep counting.
+    init(engine: SwipeEngine<M>, store: any ServiceStore, students: StudentService<M>, options: GroupOptions, logger: Logger,
+         hub: GroupEventHub, relay: GroupRelay?, joinBuckets: TokenBuckets) {
         self.engine = engine
         self.store = store
         self.students = students
         self.options = options
-        self.joinBuckets = TokenBuckets(capacity: options.joinsPerMinute, period: 60, now: TokenBuckets.seconds(students.options.clock))
+        self.joinBuckets = joinBuckets
         self.logger = logger
-        let hub = GroupEventHub()
         self.hub = hub
-        var generator = ClosureGenerator(source: options.random)
-        relay = (store as? any StoreNotifications).map {
-            GroupRelay(bus: $0, hub: hub, origin: String(generator.next(), radix: 36), logger: logger)
-        }
+        self.relay = relay
     }
+
+
 
     private var now: Int64 { students.options.clock() }
 
@@ -390,5 +399,13 @@ final class GroupService<M: ServableMatcher>: Sendable {
             participants: session.members.map { GroupParticipant(studentID: $0.id, joinedAt: $0.joinedAt, likes: likes[$0.id]?.count ?? 0) },
             matchedOptionID: session.matchedOption, matchedOption: matched, deckSize: session.deck.count,
             votes: session.votes.count, version: version)
+    }
+}
+
+/// The relay of other instances' group events, when the store is shared (PostgreSQL).
+func groupRelay(store: any ServiceStore, hub: GroupEventHub, options: GroupOptions, logger: Logger) -> GroupRelay? {
+    var generator = ClosureGenerator(source: options.random)
+    return (store as? any StoreNotifications).map {
+        GroupRelay(bus: $0, hub: hub, origin: String(generator.next(), radix: 36), logger: logger)
     }
 }

@@ -177,7 +177,9 @@ private struct SnapshotHeader: Decodable {
 /// latency), so students who come back later find their state ready. A student who fails is
 /// counted in `/health` and skipped; the sweep goes on.
 struct MigrationSweepService<M: ServableMatcher>: Sendable, Service {
-    let service: StudentService<M>
+    /// The current catalog version's student service (asked again for every student: an edit
+    /// while the sweep runs moves it on to the new version).
+    let students: @Sendable () -> StudentService<M>
     /// Students read per page of ids.
     var pageSize = 200
 
@@ -189,17 +191,17 @@ struct MigrationSweepService<M: ServableMatcher>: Sendable, Service {
 
     /// One pass over every stored student.
     func sweepAll() async {
-        let ledger = service.migrations
+        let ledger = students().migrations
         ledger.updateSweep { $0.state = "running" }
         var after: String?
         do {
             while !Task.isCancelled {
-                let ids = try await service.store.studentIDs(after: after, limit: pageSize)
+                let ids = try await students().store.studentIDs(after: after, limit: pageSize)
                 for id in ids {
                     if Task.isCancelled { break }
                     var migrated: Bool?
                     var failed = false
-                    do { migrated = try await service.sweep(id) } catch { failed = true }
+                    do { migrated = try await students().sweep(id) } catch { failed = true }
                     ledger.updateSweep { s in
                         s.scanned += 1
                         if migrated == true { s.migrated += 1 }
@@ -212,7 +214,7 @@ struct MigrationSweepService<M: ServableMatcher>: Sendable, Service {
             }
             ledger.updateSweep { $0.state = Task.isCancelled ? "stopped" : "done" }
         } catch {
-            service.logger.error("the migration sweep stopped", metadata: ["error": "\(error)"])
+            students().logger.error("the migration sweep stopped", metadata: ["error": "\(error)"])
             ledger.updateSweep { $0.state = "failed" }
         }
     }

@@ -104,14 +104,22 @@ final class StudentService<M: ServableMatcher>: Sendable {
     let store: any StudentStore
     let options: ServiceOptions
     let cache: LRUCache<LiveStudent<M>>
-    let locks = KeyedLock()
+    /// Per-student locks, shared with the services of earlier catalog versions still finishing
+    /// their requests.
+    let locks: KeyedLock
     let logger: Logger
     /// Writes due snapshots in the background.
     let snapshots: SnapshotWriter<M>
     /// Students carried over to this catalog or model, and those that could not be.
-    let migrations = MigrationLedger()
+    let migrations: MigrationLedger
+    /// The catalog change log's sequence `engine` includes (0: the catalog file as loaded).
+    let catalogSequence: Int
 
-    init(engine: SwipeEngine<M>, store: any StudentStore, options: ServiceOptions, logger: Logger) {
+    init(engine: SwipeEngine<M>, store: any StudentStore, options: ServiceOptions, logger: Logger,
+         locks: KeyedLock = KeyedLock(), migrations: MigrationLedger = MigrationLedger(), catalogSequence: Int = 0) {
+        self.locks = locks
+        self.catalogSequence = catalogSequence
+        self.migrations = migrations
         self.engine = engine
         self.modelVersion = engine.modelVersion
         self.summaryJSON = SummaryJSON(catalog: engine.matcher.catalog)
