@@ -213,7 +213,7 @@ func makeGeneration<M: ServableMatcher>(
     let configuration = shared.configuration
     let (store, logger, metrics, keys, verified, buckets) = (shared.store, shared.logger, shared.metrics, shared.keys, shared.verified, shared.buckets)
     let service = StudentService(engine: engine, store: store, options: configuration.service, logger: logger,
-                                 locks: shared.locks, migrations: shared.migrations, catalogSequence: sequence)
+                                 locks: shared.locks, migrations: shared.migrations, catalogSequence: sequence, catalogLog: store)
     let groups = GroupService(engine: engine, store: store, students: service, options: configuration.groups, logger: logger,
                               hub: shared.hub, relay: shared.relay, joinBuckets: shared.joinBuckets)
     let box = ResponderBox()

@@ -196,6 +196,44 @@ struct ItemRouteTests {
         }
     }
 
+    @Test("delta sync: a client's precached cards are refreshed, deleted ones named; a queued swipe on a deleted card is its own outcome")
+    func deltaSync() async throws {
+        try await harness(MemoryStore()).run { c in
+            try await c.createStudent("s1")
+            let deck = try await c.deck("s1", count: 5)
+            #expect(try await op(c, .patch, "/items/\(deck[0])", body: #"{"name": "Renamed Card"}"#).status == .ok)
+            #expect(try await op(c, .delete, "/items/\(deck[1])").status == .ok)
+            #expect(try await op(c, .put, "/items/990030", body: Self.newSchool("990030", name: "Brand New")).status == .ok)
+            #expect(try await op(c, .patch, "/items/\(deck[0])", body: #"{"name": "Renamed Twice"}"#).status == .ok)
+
+            let sync = try await c.call(.get, "/student/sync?since=0&catalog_since=0", student: "s1")
+            #expect(sync.status == .ok)
+            let catalog = try #require(sync.json["catalog"] as? [String: Any])
+            #expect(catalog["cursor"] as? Int == 4 && catalog["has_more"] as? Bool == false)
+            let updated = catalog["updated_items"] as? [[String: Any]] ?? []
+            let ids = updated.compactMap { ($0["school"] as? [String: Any])?["id"] as? String }
+            #expect(ids == ["990030", deck[0]], "each item once, in order of its last change: \(updated.first?.keys.sorted() ?? [])")
+            #expect(String(decoding: try JSONSerialization.data(withJSONObject: updated), as: UTF8.self).contains("Renamed Twice"))
+            #expect(updated.first?["match_score"] != nil, "the student's own match")
+            #expect(catalog["deleted_items"] as? [String] == [deck[1]])
+            // From the cursor on: nothing; without catalog_since the answer is as before.
+            let again = try await c.call(.get, "/student/sync?since=0&catalog_since=4", student: "s1").json["catalog"] as? [String: Any]
+            #expect((again?["updated_items"] as? [Any])?.isEmpty == true && again?["cursor"] as? Int == 4)
+            #expect(try await c.call(.get, "/student/sync?since=0", student: "s1").json["catalog"] == nil)
+            #expect(try await c.call(.get, "/student/sync?catalog_since=-1", student: "s1").status == .badRequest)
+
+            // The offline queue: a swipe on the deleted card and one on a live card.
+            let queued = #"{"swipes": [{"swipe_id": "q1", "school_id": "\#(deck[1])", "action": "like", "timestamp": 5},"#
+                + #"{"swipe_id": "q2", "school_id": "\#(deck[2])", "action": "dislike", "timestamp": 6}]}"#
+            let reply = try await c.call(.post, "/student/sync", student: "s1", body: queued)
+            #expect(reply.status == .ok)
+            let results = reply.json["results"] as? [[String: Any]] ?? []
+            #expect(results.count == 2 && results[0]["status"] as? Int == 404 && results[1]["status"] as? Int == 200)
+            #expect(((results[0]["error"] as? [String: Any])?["message"] as? String)?.contains(deck[1]) == true)
+            #expect(reply.json["total_swipes"] as? Int == 1)
+        }
+    }
+
     @Test("an edit on one instance reaches another sharing the store")
     func twoInstances() async throws {
         let store = MemoryStore()

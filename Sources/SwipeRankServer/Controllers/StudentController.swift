@@ -91,7 +91,12 @@ struct StudentController<M: ServableMatcher>: Sendable {
         }
         route(.get, "sync") { request, context in
             let since = try request.intQuery("since", default: 0, range: 0...Int(Int32.max))
-            return .json(try await service.changes(try context.student, since: since), cache: CachePolicy.neverStore)
+            // The catalog's cursor is separate: an offline client's precached cards change when
+            // operators edit items, not only when the student acts.
+            let catalogSince = request.uri.queryParameters["catalog_since"] == nil ? nil
+                : try request.intQuery("catalog_since", default: 0, range: 0...Int(Int32.max))
+            return .json(try await service.changes(try context.student, since: since, catalogSince: catalogSince, fields: try request.fieldsQuery()),
+                         cache: CachePolicy.neverStore)
         }
     }
 

@@ -259,18 +259,44 @@ extension StudentService {
 
 
     /// What changed after `since`: the events (at most `maxSyncEvents`), the cursor to ask
-    /// from next, and the learning state now.
-    func changes(_ studentID: String, since: Int) async throws -> Data {
+    /// from next, and the learning state now; with `catalogSince`, also the items operators
+    /// changed after that catalog sequence (`CatalogDelta`).
+    func changes(_ studentID: String, since: Int, catalogSince: Int? = nil, fields: CardFields = .full) async throws -> Data {
         try await withStudent(studentID) { live in
             let page = try await storeCall {
                 try await self.store.events(of: studentID, after: since, kinds: nil, limit: self.options.maxSyncEvents)
             }
             let cursor = page.last?.seq ?? max(since, 0)
-            let body = ChangesBody(events: page.map(EventView.init), cursor: min(cursor, live.record.version),
+            var body = ChangesBody(events: page.map(EventView.init), cursor: min(cursor, live.record.version),
                             hasMore: cursor < live.record.version, learningState: live.session.learningState,
                             totalSwipes: live.session.totalSwipes)
+            if let catalogSince { body.catalog = try await catalogDelta(after: catalogSince, session: live.session, fields: fields) }
             return ([], StudentUpdate(), try WireJSON.encode(body))
         }
+    }
+
+    /// The items changed after catalog sequence `after`, up to the sequence this instance
+    /// serves (never past it: a client must not skip a change it has not been served): the
+    /// current card of each item still in the catalog (with this student's match), and the ids
+    /// of those deleted. At most `maxSyncEvents` changes are read per answer (`has_more`).
+    func catalogDelta(after: Int, session: SwipeSession<M>, fields: CardFields) async throws -> CatalogDelta {
+        guard let log = catalogLog, after < catalogSequence else {
+            // Nothing newer here (a cursor from an instance further on stays as it is).
+            return CatalogDelta(cursor: after, hasMore: false,
+                                updated: CardList([], fields: fields, compressed: false), deleted: [])
+        }
+        let page = try await storeCall { try await log.catalogChanges(after: after, limit: self.options.maxSyncEvents) }
+            .filter { $0.seq <= catalogSequence }
+        var last: [String: Int] = [:]
+        for (i, change) in page.enumerated() { last[change.itemID] = i }
+        let ids = last.sorted { $0.value < $1.value }.map(\.key)
+        let catalog = engine.matcher.catalog
+        let present = ids.filter { catalog.row(of: $0) != nil }
+        let cards = try cards(for: present, session: session)
+        let cursor = page.last?.seq ?? catalogSequence
+        return CatalogDelta(cursor: cursor, hasMore: cursor < catalogSequence,
+                            updated: CardList(cards.map { ($0, nil) }, fields: fields, compressed: false, summaries: summaryJSON),
+                            deleted: ids.filter { catalog.row(of: $0) == nil })
     }
 
     /// Everything stored about the student.
@@ -335,9 +361,23 @@ struct ChangesBody: Encodable {
     var hasMore: Bool
     var learningState: LearningState
     var totalSwipes: Int
+    /// With `catalog_since`: the items changed since.
+    var catalog: CatalogDelta?
     enum CodingKeys: String, CodingKey {
-        case events, cursor, hasMore = "has_more", learningState = "learning_state", totalSwipes = "total_swipes"
+        case events, cursor, hasMore = "has_more", learningState = "learning_state", totalSwipes = "total_swipes", catalog
     }
+}
+
+/// The items operators changed since a client's catalog cursor.
+struct CatalogDelta: Encodable {
+    /// The catalog sequence to ask from next (`catalog_since`).
+    var cursor: Int
+    var hasMore: Bool
+    /// The current cards of the items added or changed.
+    var updated: CardList
+    /// Items deleted: never served again; drop them from any cache.
+    var deleted: [String]
+    enum CodingKeys: String, CodingKey { case cursor, hasMore = "has_more", updated = "updated_items", deleted = "deleted_items" }
 }
 
 /// A response body.

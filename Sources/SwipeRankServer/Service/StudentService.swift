@@ -114,10 +114,14 @@ final class StudentService<M: ServableMatcher>: Sendable {
     let migrations: MigrationLedger
     /// The catalog change log's sequence `engine` includes (0: the catalog file as loaded).
     let catalogSequence: Int
+    /// The catalog change log, for clients' catalog deltas (nil: no item API).
+    let catalogLog: (any CatalogLog)?
 
     init(engine: SwipeEngine<M>, store: any StudentStore, options: ServiceOptions, logger: Logger,
-         locks: KeyedLock = KeyedLock(), migrations: MigrationLedger = MigrationLedger(), catalogSequence: Int = 0) {
+         locks: KeyedLock = KeyedLock(), migrations: MigrationLedger = MigrationLedger(), catalogSequence: Int = 0,
+         catalogLog: (any CatalogLog)? = nil) {
         self.locks = locks
+        self.catalogLog = catalogLog
         self.catalogSequence = catalogSequence
         self.migrations = migrations
         self.engine = engine
