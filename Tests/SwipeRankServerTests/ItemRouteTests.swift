@@ -43,16 +43,16 @@ struct ItemRouteTests {
     @Test("only the operator key opens the item routes")
     func auth() async throws {
         try await harness(MemoryStore()).run { c in
-            #expect(try await c.call(.get, "/items/100654").code == "AUTH_REQUIRED")
-            let student = try await c.call(.get, "/items/100654", student: "s1")
+            #expect(try await c.call(.get, "/items/100654/fields").code == "AUTH_REQUIRED")
+            let student = try await c.call(.get, "/items/100654/fields", student: "s1")
             #expect(student.status == .forbidden && student.code == "ACCESS_DENIED")
-            #expect(try await op(c, .get, "/items/100654", key: Self.key + "x").status == .forbidden)
-            let ok = try await op(c, .get, "/items/100654")
+            #expect(try await op(c, .get, "/items/100654/fields", key: Self.key + "x").status == .forbidden)
+            let ok = try await op(c, .get, "/items/100654/fields")
             #expect(ok.status == .ok && (ok.json["fields"] as? [String: String])?["name"] == "Alabama A & M University")
-            #expect(try await op(c, .get, "/items/nope").code == "NOT_FOUND")
+            #expect(try await op(c, .get, "/items/nope/fields").code == "NOT_FOUND")
         }
         try await harness(MemoryStore(), key: nil).run { c in
-            let off = try await op(c, .get, "/items/100654")
+            let off = try await op(c, .get, "/items/100654/fields")
             #expect(off.status == .forbidden && (off.error["message"] as? String)?.contains("SWIPERANK_OPERATOR_KEY") == true)
         }
     }
@@ -84,7 +84,7 @@ struct ItemRouteTests {
 
             let patched = try await op(c, .patch, "/items/100663", body: #"{"name": "UAB", "tuition_in_state": 9001}"#)
             #expect(patched.status == .ok && (patched.json["catalog"] as? [String: Any])?["sequence"] as? Int == 2)
-            let fields = try await op(c, .get, "/items/100663").json["fields"] as? [String: String]
+            let fields = try await op(c, .get, "/items/100663/fields").json["fields"] as? [String: String]
             #expect(fields?["name"] == "UAB" && fields?["tuition_in_state"] == "9001" && fields?["city"] == "Birmingham")
 
             #expect(try await op(c, .delete, "/items/\(swiped.value)").status == .ok)
@@ -102,7 +102,7 @@ struct ItemRouteTests {
         try await harness(try SQLiteStore(path: path)).run { c in
             #expect(try await c.call(.get, "/schools/990001").status == .ok)
             #expect(try await c.call(.get, "/schools/\(swiped.value)").status == .notFound)
-            #expect((try await op(c, .get, "/items/100663").json["fields"] as? [String: String])?["name"] == "UAB")
+            #expect((try await op(c, .get, "/items/100663/fields").json["fields"] as? [String: String])?["name"] == "UAB")
             let state = try await c.call(.get, "/student/learning-state", student: "s1")
             #expect(state.status == .ok && state.json["total_swipes"] as? Int == 4)
             let health = try await c.call(.get, "/health").json

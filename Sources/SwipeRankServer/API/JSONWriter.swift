@@ -17,16 +17,25 @@ extension FullCard: JSONWritable {
         w.string(card.grade.rawValue)
         w.raw(",\"is_probe\":")
         w.bool(card.isProbe)
+        if vocabulary != .school {
+            // Generic catalogs: "item" sorts before "match_score"; no majors.
+            w.raw(Array(",\"\(vocabulary.item)\":".utf8))
+            if let schoolJSON { w.raw(schoolJSON) } else { try card.item.write(to: &w) }
+        }
         w.raw(",\"match_score\":")
         try w.number(card.matchScore)
-        w.raw(",\"matched_majors\":")
-        w.strings(card.matchedMajors)
+        if vocabulary.hasMajors {
+            w.raw(",\"matched_majors\":")
+            w.strings(card.matchedMajors)
+        }
         if let position {
             w.raw(",\"position\":")
             w.number(position)
         }
-        w.raw(",\"school\":")
-        if let schoolJSON { w.raw(schoolJSON) } else { try card.item.write(to: &w) }
+        if vocabulary == .school {
+            w.raw(",\"school\":")
+            if let schoolJSON { w.raw(schoolJSON) } else { try card.item.write(to: &w) }
+        }
         w.raw("}")
     }
 }
@@ -37,6 +46,10 @@ extension MinimalCard: JSONWritable {
         w.string(grade.rawValue)
         w.raw(",\"is_probe\":")
         w.bool(isProbe)
+        if vocabulary != .school {
+            w.raw(Array(",\"\(vocabulary.itemID)\":".utf8))  // "item_id" sorts before "match_score"
+            w.string(schoolID)
+        }
         w.raw(",\"match_score\":")
         try w.number(matchScore)
         w.raw(",\"name\":")
@@ -45,8 +58,10 @@ extension MinimalCard: JSONWritable {
             w.raw(",\"position\":")
             w.number(position)
         }
-        w.raw(",\"school_id\":")
-        w.string(schoolID)
+        if vocabulary == .school {
+            w.raw(",\"school_id\":")
+            w.string(schoolID)
+        }
         w.raw("}")
     }
 }

@@ -33,7 +33,7 @@ private struct PlainReader {
             guard let key = string(), take(UInt8(ascii: ":")) else { return nil }
             switch key {
             case "swipe_id" where swipeID == nil: swipeID = string()
-            case "school_id" where schoolID == nil: schoolID = string()
+            case "school_id" where schoolID == nil, "item_id" where schoolID == nil: schoolID = string()
             case "action" where action == nil:
                 switch string() {
                 case "like": action = .like

@@ -71,14 +71,19 @@ struct SwipeRequest: Codable, Hashable, Sendable {
         case swipeID = "swipe_id", schoolID = "school_id", action, timestamp
     }
 
+    /// What a request may say: `item_id` is the generic name of `school_id`.
+    private enum DecodingKeys: String, CodingKey, CaseIterable {
+        case swipeID = "swipe_id", schoolID = "school_id", itemID = "item_id", action, timestamp
+    }
+
     init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let c = try decoder.container(keyedBy: CodingKeys.self)
+        try decoder.rejectUnknownKeys(DecodingKeys.self)
+        let c = try decoder.container(keyedBy: DecodingKeys.self)
         swipeID = try c.decode(String.self, forKey: .swipeID)
-        schoolID = try c.decode(String.self, forKey: .schoolID)
+        schoolID = try itemID(c, school: .schoolID, item: .itemID)
         action = try c.decode(SwipeAction.self, forKey: .action)
         timestamp = try c.decode(Int64.self, forKey: .timestamp)
-        try Self.checkTimestamp(timestamp, key: CodingKeys.timestamp, decoder: decoder)
+        try Self.checkTimestamp(timestamp, key: DecodingKeys.timestamp, decoder: decoder)
     }
 
     /// The largest timestamp accepted: 2⁵³ − 1 ms, exact in every JSON parser.
@@ -124,12 +129,26 @@ struct FeedbackRequest: Codable, Sendable {
     var options: [FeedbackOption]
 
     enum CodingKeys: String, CodingKey, CaseIterable { case schoolID = "school_id", options }
+    private enum DecodingKeys: String, CodingKey, CaseIterable { case schoolID = "school_id", itemID = "item_id", options }
 
     init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        schoolID = try c.decode(String.self, forKey: .schoolID)
+        try decoder.rejectUnknownKeys(DecodingKeys.self)
+        let c = try decoder.container(keyedBy: DecodingKeys.self)
+        schoolID = try itemID(c, school: .schoolID, item: .itemID)
         options = try c.decode([FeedbackOption].self, forKey: .options)
+    }
+}
+
+/// The item a request names: `item_id` or its alias `school_id`, exactly one of them.
+func itemID<K: CodingKey>(_ c: KeyedDecodingContainer<K>, school: K, item: K) throws -> String {
+    switch (c.contains(school), c.contains(item)) {
+    case (true, false): return try c.decode(String.self, forKey: school)
+    case (false, true): return try c.decode(String.self, forKey: item)
+    case (true, true):
+        throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + [item],
+                                                debugDescription: "give item_id or its alias school_id, not both"))
+    case (false, false):
+        throw DecodingError.keyNotFound(item, .init(codingPath: c.codingPath, debugDescription: "item_id (or its alias school_id) is required"))
     }
 }
 
@@ -218,14 +237,37 @@ struct FullCard: Encodable {
     var position: Int?
     /// `card.item` already written as JSON (`SummaryJSON`), or nil to write it.
     var schoolJSON: [UInt8]? = nil
+    /// The catalog's names (`item` and no `matched_majors` outside colleges).
+    var vocabulary: ItemVocabulary = .school
 
     enum CodingKeys: String, CodingKey { case position }
 
     func encode(to encoder: any Encoder) throws {
+        guard vocabulary == .school else {
+            var c = encoder.container(keyedBy: AnyKey.self)
+            try c.encode(card.item, forKey: AnyKey(vocabulary.item))
+            try c.encode(card.matchScore, forKey: AnyKey("match_score"))
+            try c.encode(card.grade, forKey: AnyKey("grade"))
+            try c.encode(card.explanations, forKey: AnyKey("explanations"))
+            try c.encode(card.isProbe, forKey: AnyKey("is_probe"))
+            if vocabulary.hasMajors { try c.encode(card.matchedMajors, forKey: AnyKey("matched_majors")) }
+            try c.encodeIfPresent(card.distance, forKey: AnyKey("distance"))
+            try c.encodeIfPresent(position, forKey: AnyKey("position"))
+            return
+        }
         try card.encode(to: encoder)
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encodeIfPresent(position, forKey: .position)
     }
+}
+
+/// A coding key named at run time (a catalog's wire names).
+struct AnyKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ name: String) { stringValue = name }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
 }
 
 /// A card as `fields=minimal` sends it.
@@ -236,18 +278,27 @@ struct MinimalCard: Encodable {
     var grade: Grade
     var isProbe: Bool
     var position: Int?
+    /// The id's wire name (`school_id` or `item_id`).
+    var vocabulary: ItemVocabulary = .school
 
-    enum CodingKeys: String, CodingKey {
-        case schoolID = "school_id", name, matchScore = "match_score", grade, isProbe = "is_probe", position
-    }
-
-    init(_ card: Recommendation, position: Int?) {
+    init(_ card: Recommendation, position: Int?, vocabulary: ItemVocabulary = .school) {
         schoolID = card.item.id
         name = card.item.name
         matchScore = card.matchScore
         grade = card.grade
         isProbe = card.isProbe
         self.position = position
+        self.vocabulary = vocabulary
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(schoolID, forKey: AnyKey(vocabulary.itemID))
+        try c.encode(name, forKey: AnyKey("name"))
+        try c.encode(matchScore, forKey: AnyKey("match_score"))
+        try c.encode(grade, forKey: AnyKey("grade"))
+        try c.encode(isProbe, forKey: AnyKey("is_probe"))
+        try c.encodeIfPresent(position, forKey: AnyKey("position"))
     }
 }
 
@@ -306,13 +357,15 @@ enum CardList: Encodable {
     ///   - fields: Full or minimal cards.
     ///   - compressed: Short keys.
     ///   - summaries: The catalog's summaries as JSON, for full cards (written per card otherwise).
-    init(_ cards: [(Recommendation, Int?)], fields: CardFields, compressed: Bool, summaries: SummaryJSON? = nil) {
+    ///   - vocabulary: The catalog's wire names.
+    init(_ cards: [(Recommendation, Int?)], fields: CardFields, compressed: Bool, summaries: SummaryJSON? = nil,
+         vocabulary: ItemVocabulary = .school) {
         if compressed {
             self = .compressed(cards.map { CompressedCard($0.0, position: $0.1) })
         } else if fields == .minimal {
-            self = .minimal(cards.map { MinimalCard($0.0, position: $0.1) })
+            self = .minimal(cards.map { MinimalCard($0.0, position: $0.1, vocabulary: vocabulary) })
         } else {
-            self = .full(cards.map { FullCard(card: $0.0, position: $0.1, schoolJSON: summaries?.json(of: $0.0.item)) })
+            self = .full(cards.map { FullCard(card: $0.0, position: $0.1, schoolJSON: summaries?.json(of: $0.0.item), vocabulary: vocabulary) })
         }
     }
 

@@ -39,6 +39,11 @@ struct AppEventRequest: Decodable, Sendable {
         }
         var body = fields
         for key in ["event_id", "type", "timestamp"] { body[key] = nil }
+        // `item_id` is the generic name of `school_id` (stored under the one name).
+        if let item = body.removeValue(forKey: "item_id") {
+            guard body["school_id"] == nil else { throw fail("item_id", "give item_id or its alias school_id, not both") }
+            body["school_id"] = item
+        }
         for key in spec.required where body[key] == nil { throw fail(key, "a \(type) event needs \(key)") }
         if let extra = body.keys.sorted().first(where: { !spec.required.contains($0) && !spec.optional.contains($0) }) {
             throw fail(extra, "a \(type) event has no field \(extra)")

@@ -30,7 +30,7 @@ struct OperatorAuthMiddleware: RouterMiddleware {
     }
 }
 
-/// The item API: `GET/PUT/PATCH/DELETE /items/{id}` and `POST /items/bulk` (NDJSON), for
+/// The item API: `PUT/PATCH/DELETE /items/{id}`, `GET /items/{id}/fields` and `POST /items/bulk` (NDJSON), for
 /// operators (`OperatorAuthMiddleware`). Every write is validated against the catalog's schema
 /// by building the catalog with it, stored in the store's catalog log and served by the next
 /// request of every instance.
@@ -42,7 +42,7 @@ struct ItemController<M: ServableMatcher>: Sendable {
     static var maxBulkBytes: Int { 64 << 20 }
 
     func addRoutes(to group: RouterGroup<Context>, table: RouteTable) {
-        group.get(":id") { _, context -> Response in
+        group.get(":id/fields") { _, context -> Response in
             let id = try context.parameters.require("id")
             guard let fields = try manager().item(id) else { throw Self.notFound(id) }
             return .json(try WireJSON.encode(ItemBody(itemID: id, fields: fields)), cache: CachePolicy.neverStore)
@@ -66,7 +66,7 @@ struct ItemController<M: ServableMatcher>: Sendable {
             let edits = try Self.parseBulk(Array(buffer.readableBytesView))
             return try await apply(edits, partial: partial, single: false)
         }
-        for (method, path) in [(HTTPRequest.Method.get, "/items/:id"), (.put, "/items/:id"), (.patch, "/items/:id"),
+        for (method, path) in [(HTTPRequest.Method.get, "/items/:id/fields"), (.put, "/items/:id"), (.patch, "/items/:id"),
                                (.delete, "/items/:id"), (.post, "/items/bulk")] {
             table.add(method, path)
         }
@@ -171,7 +171,7 @@ struct ItemController<M: ServableMatcher>: Sendable {
     }
 }
 
-/// `GET /items/{id}`.
+/// `GET /items/{id}/fields`.
 struct ItemBody: Encodable {
     var itemID: String
     var fields: [String: String]

@@ -20,20 +20,24 @@ struct PublicController<M: ServableMatcher>: Sendable {
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: CachePolicy.neverStore],
                      body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.render())))
         }
-        router.get("schools/:id") { request, context in
-            let id = try context.parameters.require("id")
-            let catalog = service.engine.matcher.catalog
-            guard let row = catalog.row(of: id) else {
-                throw APIError.notFound("no school \"\(id.prefix(64))\"", details: ["resource": .string("school")])
+        // Catalog data: /items for every catalog, /schools its colleges' name (kept for all).
+        for path in ["schools/:id", "items/:id"] {
+            router.get(RouterPath(path)) { request, context in
+                let id = try context.parameters.require("id")
+                let catalog = service.engine.matcher.catalog
+                let noun = M.vocabulary.item
+                guard let row = catalog.row(of: id) else {
+                    throw APIError.notFound("no \(noun) \"\(id.prefix(64))\"", details: ["resource": .string(noun)])
+                }
+                let etag = "\"\(service.engine.catalogFingerprint.prefix(16))-\(row)\""
+                if request.headers[.ifNoneMatch] == etag {
+                    return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: CachePolicy.publicCatalog])
+                }
+                return .json(try WireJSON.encode(ItemSummaryBody(key: noun, summary: catalog.summary(row: row))),
+                             cache: CachePolicy.publicCatalog, extra: [.eTag: etag])
             }
-            let etag = "\"\(service.engine.catalogFingerprint.prefix(16))-\(row)\""
-            if request.headers[.ifNoneMatch] == etag {
-                return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: CachePolicy.publicCatalog])
-            }
-                        return .json(try WireJSON.encode(SchoolBody(school: service.engine.matcher.catalog.summary(row: row))), cache: CachePolicy.publicCatalog,
-                         extra: [.eTag: etag])
         }
-        for path in ["/health", "/health/live", "/health/ready", "/metrics", "/schools/:id"] { table.add(.get, path) }
+        for path in ["/health", "/health/live", "/health/ready", "/metrics", "/schools/:id", "/items/:id"] { table.add(.get, path) }
     }
 
     /// Ready: the catalog is loaded (it is, or the server would not have started) and the store
@@ -89,7 +93,13 @@ struct HealthBody: Encodable {
     }
 }
 
-/// `GET /schools/:id`.
-struct SchoolBody: Encodable {
-    var school: ItemSummary
+/// `GET /schools/:id` and `GET /items/:id`: `{"school": …}` or `{"item": …}`.
+struct ItemSummaryBody: Encodable {
+    var key: String
+    var summary: ItemSummary
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(summary, forKey: AnyKey(key))
+    }
 }

@@ -67,21 +67,27 @@ struct StudentController<M: ServableMatcher>: Sendable {
         route(.get, "learning-state") { _, context in
             .json(try await service.learningState(try context.student), cache: CachePolicy.privateData)
         }
-        route(.post, "schools/:id/save") { request, context in
-            let id = try context.parameters.require("id")
-            let body = try await request.jsonBody(context: context, required: false)
-            let save = try body.map { data throws(APIError) in try WireJSON.decode(SaveRequest.self, from: data, what: "body", maxBytes: 4 << 10) }
-            let result = try await service.save(try context.student, schoolID: id, timestamp: save?.timestamp)
-            return .json(result.body, status: result.replayed ? .ok : .created, cache: CachePolicy.neverStore,
-                         extra: result.replayed ? [.idempotentReplayed: "true"] : [:])
+        // Every catalog answers under /items; /schools is the colleges' name, kept for every catalog.
+        for path in ["schools/:id/save", "items/:id/save"] {
+            route(.post, path) { request, context in
+                let id = try context.parameters.require("id")
+                let body = try await request.jsonBody(context: context, required: false)
+                let save = try body.map { data throws(APIError) in try WireJSON.decode(SaveRequest.self, from: data, what: "body", maxBytes: 4 << 10) }
+                let result = try await service.save(try context.student, schoolID: id, timestamp: save?.timestamp)
+                return .json(result.body, status: result.replayed ? .ok : .created, cache: CachePolicy.neverStore,
+                             extra: result.replayed ? [.idempotentReplayed: "true"] : [:])
+            }
         }
         route(.get, "saved") { request, context in
             .json(try await service.saved(try context.student, fields: try request.fieldsQuery()), cache: CachePolicy.privateData)
         }
-        route(.get, "schools/:id") { request, context in
-            let id = try context.parameters.require("id")
-            return .json(try await service.school(try context.student, schoolID: id, fields: try request.fieldsQuery()),
-                         cache: CachePolicy.privateData)
+        // Every catalog answers under /items; /schools is the colleges' name, kept for every catalog.
+        for path in ["schools/:id", "items/:id"] {
+            route(.get, path) { request, context in
+                let id = try context.parameters.require("id")
+                return .json(try await service.school(try context.student, schoolID: id, fields: try request.fieldsQuery()),
+                             cache: CachePolicy.privateData)
+            }
         }
         route(.post, "sync") { request, context in
             let body = try await request.jsonBody(context: context)!

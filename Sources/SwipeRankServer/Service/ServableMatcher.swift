@@ -10,6 +10,26 @@ public protocol ServableMatcher: Matcher {
     ///   - source: The name errors use.
     /// - Throws: `DataError` naming the position or the field.
     static func decodeProfile(json: Data, source: String) throws(DataError) -> Profile
+
+    /// How the wire names this catalog's items: `school`/`school_id` for colleges (the seed
+    /// app's contract), `item`/`item_id` for any other catalog.
+    static var vocabulary: ItemVocabulary { get }
+}
+
+/// The names a catalog's items go by on the wire. Requests accept both id names on every
+/// catalog (`school_id` stays a documented alias); answers use the catalog's own.
+public struct ItemVocabulary: Sendable, Hashable {
+    /// The card's item object key: `school` or `item`.
+    public let item: String
+    /// The id key: `school_id` or `item_id`.
+    public let itemID: String
+    /// Whether cards carry `matched_majors` (colleges only).
+    public let hasMajors: Bool
+
+    /// Colleges.
+    public static let school = ItemVocabulary(item: "school", itemID: "school_id", hasMajors: true)
+    /// Any other catalog.
+    public static let generic = ItemVocabulary(item: "item", itemID: "item_id", hasMajors: false)
 }
 
 extension SchoolMatcher: ServableMatcher {
@@ -21,6 +41,9 @@ extension SchoolMatcher: ServableMatcher {
     public static func decodeProfile(json: Data, source: String) throws(DataError) -> StudentProfile {
         try StudentProfile.decode(json: json, source: source)
     }
+
+    /// `school`, `school_id`, `matched_majors`.
+    public static var vocabulary: ItemVocabulary { .school }
 }
 
 extension ItemMatcher: ServableMatcher {
@@ -32,4 +55,7 @@ extension ItemMatcher: ServableMatcher {
     public static func decodeProfile(json: Data, source: String) throws(DataError) -> ItemProfile {
         try ItemProfile.decode(json: json, source: source)
     }
+
+    /// `item`, `item_id`, no majors.
+    public static var vocabulary: ItemVocabulary { .generic }
 }

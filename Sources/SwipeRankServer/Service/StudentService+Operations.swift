@@ -31,7 +31,7 @@ extension StudentService {
             let body = DeckResponse(
                 deckID: deckID,
                 recommendations: CardList(Array(zip(response.recommendations, positions.map { Optional($0) })),
-                                          fields: fields, compressed: compressed, summaries: summaryJSON),
+                                          fields: fields, compressed: compressed, summaries: summaryJSON, vocabulary: M.vocabulary),
                 learningState: response.learningState, totalSwipes: response.totalSwipes, preload: preload)
             return (events, StudentUpdate(), try WireJSON.encode(body))
         }
@@ -190,7 +190,7 @@ extension StudentService {
                 throw Self.apiError(error, field: "id")
             }
             let body = try WireJSON.encode(SaveBody(schoolID: schoolID, saved: true, learningState: result.learningState,
-                                                totalSwipes: result.totalSwipes))
+                                                totalSwipes: result.totalSwipes, vocabulary: M.vocabulary))
             let event = StoredEvent(kind: .save, clientID: schoolID, requestDigest: schoolID, payload: try WireJSON.encode(payload),
                                     response: body, createdAt: options.clock())
             return ([event], StudentUpdate(), WriteResult(body: body, replayed: false))
@@ -203,7 +203,7 @@ extension StudentService {
             let saves = try await allEvents(studentID, after: 0, through: live.record.version, kinds: [.save])
             let cards = try cards(for: saves.reversed().map { try JSONDecoder().decode(SavePayload.self, from: $0.payload).schoolID },
                                   session: live.session)
-            return ([], StudentUpdate(), try WireJSON.encode(SavedBody(saved: CardList(cards.map { ($0, nil) }, fields: fields, compressed: false, summaries: summaryJSON),
+            return ([], StudentUpdate(), try WireJSON.encode(SavedBody(saved: CardList(cards.map { ($0, nil) }, fields: fields, compressed: false, summaries: summaryJSON, vocabulary: M.vocabulary),
                                                                   count: cards.count)))
         }
     }
@@ -212,9 +212,9 @@ extension StudentService {
     func school(_ studentID: String, schoolID: String, fields: CardFields) async throws -> Data {
         try await withStudent(studentID) { live in
             guard let card = try cards(for: [schoolID], session: live.session).first else {
-                throw APIError.notFound("no school \"\(schoolID.prefix(64))\"", details: ["resource": .string("school")])
+                throw APIError.notFound("no \(M.vocabulary.item) \"\(schoolID.prefix(64))\"", details: ["resource": .string(M.vocabulary.item)])
             }
-            return ([], StudentUpdate(), try WireJSON.encode(CardList([(card, nil)], fields: fields, compressed: false, summaries: summaryJSON).single))
+            return ([], StudentUpdate(), try WireJSON.encode(CardList([(card, nil)], fields: fields, compressed: false, summaries: summaryJSON, vocabulary: M.vocabulary).single))
         }
     }
 
@@ -283,7 +283,7 @@ extension StudentService {
         guard let log = catalogLog, after < catalogSequence else {
             // Nothing newer here (a cursor from an instance further on stays as it is).
             return CatalogDelta(cursor: after, hasMore: false,
-                                updated: CardList([], fields: fields, compressed: false), deleted: [])
+                                updated: CardList([], fields: fields, compressed: false, vocabulary: M.vocabulary), deleted: [])
         }
         let page = try await storeCall { try await log.catalogChanges(after: after, limit: self.options.maxSyncEvents) }
             .filter { $0.seq <= catalogSequence }
@@ -295,7 +295,7 @@ extension StudentService {
         let cards = try cards(for: present, session: session)
         let cursor = page.last?.seq ?? catalogSequence
         return CatalogDelta(cursor: cursor, hasMore: cursor < catalogSequence,
-                            updated: CardList(cards.map { ($0, nil) }, fields: fields, compressed: false, summaries: summaryJSON),
+                            updated: CardList(cards.map { ($0, nil) }, fields: fields, compressed: false, summaries: summaryJSON, vocabulary: M.vocabulary),
                             deleted: ids.filter { catalog.row(of: $0) == nil })
     }
 
@@ -345,7 +345,16 @@ struct SaveBody: Encodable {
     var saved: Bool
     var learningState: LearningState
     var totalSwipes: Int
-    enum CodingKeys: String, CodingKey { case schoolID = "school_id", saved, learningState = "learning_state", totalSwipes = "total_swipes" }
+    /// The id's wire name.
+    var vocabulary: ItemVocabulary = .school
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(schoolID, forKey: AnyKey(vocabulary.itemID))
+        try c.encode(saved, forKey: AnyKey("saved"))
+        try c.encode(learningState, forKey: AnyKey("learning_state"))
+        try c.encode(totalSwipes, forKey: AnyKey("total_swipes"))
+    }
 }
 
 /// A response body.
