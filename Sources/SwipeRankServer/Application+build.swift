@@ -54,30 +54,47 @@ public struct ServerConfiguration: Sendable {
 ///   build on `catalog`.
 public func buildApplication<M: ServableMatcher>(
     engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, catalog: CatalogSource<M>? = nil,
-    logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    catalogs: [ServedCatalog] = [], logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     if configuration.auth.hmacSecret == AuthConfiguration.developmentSecret && !configuration.isLoopback {
         throw AuthSetupError("the development JWT secret is only allowed on a loopback address; set SWIPERANK_JWT_SECRET")
     }
-    let parts = try await buildParts(engine: engine, store: store, configuration: configuration, catalog: catalog, logger: logger)
-    var services: [any Service] = []
-    if let relay = parts.shared.relay { services.append(GroupRelayService(relay: relay)) }
-    if configuration.service.migrationSweep {
-        services.append(MigrationSweepService(students: { parts.generations.current.students }))
-    }
-    if let manager = parts.catalog {
-        services.append(CatalogPollService(catalog: manager, interval: configuration.catalogPollInterval))
-    }
+    let (responder, catalogServices) = try await buildCatalogs(engine: engine, store: store, configuration: configuration, catalog: catalog,
+                                                               catalogs: catalogs, logger: logger)
+    var services = catalogServices
     if configuration.service.eventRetentionDays > 0 {
         services.append(EventRetentionService(store: store, days: configuration.service.eventRetentionDays,
                                               clock: configuration.service.clock, logger: logger))
     }
     return Application(
-        responder: parts.responder,
+        responder: responder,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "SwipeRank"),
         services: services,
         onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? configuration.port) },
         logger: logger)
+}
+
+/// The default catalog's service and every other catalog's under `/catalogs/<name>/`, over one
+/// store (each catalog's keys apart when there are several), one metrics registry.
+func buildCatalogs<M: ServableMatcher>(
+    engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, catalog: CatalogSource<M>?,
+    catalogs: [ServedCatalog], logger: Logger
+) async throws -> (CatalogsResponder, [any Service]) {
+    guard !catalogs.isEmpty else {
+        let parts = try await buildParts(engine: engine, store: store, configuration: configuration, catalog: catalog, logger: logger)
+        return (CatalogsResponder(fallback: parts.responder, named: [:]), backgroundServices(parts, configuration: configuration))
+    }
+    guard Set(catalogs.map(\.name)).count == catalogs.count else { throw CatalogStartError("two catalogs have the same name") }
+    let parts = try await buildParts(engine: engine, store: NamespacedStore.make(store, catalog: nil), configuration: configuration,
+                                     catalog: catalog, logger: logger)
+    var services = backgroundServices(parts, configuration: configuration)
+    var named: [String: any HTTPResponder<SwipeRankRequestContext>] = [:]
+    for served in catalogs {
+        let (responder, own) = try await served.build(store, configuration, logger, parts.shared.metrics)
+        named[served.name] = responder
+        services += own
+    }
+    return (CatalogsResponder(fallback: parts.responder, named: named), services)
 }
 
 /// The service's responder and metrics (what `buildApplication` serves; tests use it directly).
@@ -105,7 +122,7 @@ final class SharedParts: Sendable {
     let configuration: ServerConfiguration
     let logger: Logger
     let keys: JWTKeyCollection
-    let metrics = ServerMetrics()
+    let metrics: ServerMetrics
     let buckets: TokenBuckets
     let joinBuckets: TokenBuckets
     let verified = VerifiedTokens()
@@ -114,7 +131,8 @@ final class SharedParts: Sendable {
     let hub = GroupEventHub()
     let relay: GroupRelay?
 
-    init(store: any ServiceStore, configuration: ServerConfiguration, logger: Logger, keys: JWTKeyCollection) {
+    init(store: any ServiceStore, configuration: ServerConfiguration, logger: Logger, keys: JWTKeyCollection, metrics: ServerMetrics) {
+        self.metrics = metrics
         self.store = store
         self.configuration = configuration
         self.logger = logger
@@ -168,9 +186,10 @@ struct ServiceParts<M: ServableMatcher>: Sendable {
 /// the store already holds before the first request).
 func buildParts<M: ServableMatcher>(
     engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, catalog source: CatalogSource<M>? = nil,
-    logger: Logger
+    logger: Logger, metrics: ServerMetrics = ServerMetrics()
 ) async throws -> ServiceParts<M> {
-    let shared = SharedParts(store: store, configuration: configuration, logger: logger, keys: try await configuration.auth.keys())
+    let shared = SharedParts(store: store, configuration: configuration, logger: logger, keys: try await configuration.auth.keys(),
+                             metrics: metrics)
     let manager = ManagerSlot<M>()
     let generations = ServiceGenerations(makeGeneration(engine: engine, sequence: 0, shared: shared, catalog: { manager.value }))
     if let source {

@@ -73,6 +73,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error (env SWIPERANK_LOG_LEVEL; default info).")
     var logLevel: String?
 
+    @Option(help: "A JSON file naming more catalogs to serve, each under /catalogs/<name>/ (env SWIPERANK_CATALOGS): {\"restaurants\": {\"schema\": \"…\", \"catalog\": \"…\", \"region_attribute\": \"…\"}, \"colleges\": {\"catalog\": \"…\", \"majors\": \"…\"}}; optional population_prior, factors, term_basis. Each student has one learned state per catalog.")
+    var catalogs: String?
+
     @Option(help: "on: at start, walk every stored student and migrate those stored under another catalog or model, one at a time in the background; off: each is migrated on its first request (env SWIPERANK_MIGRATION_SWEEP; default on).")
     var migrationSweep: String?
 
@@ -158,52 +161,27 @@ struct Serve: AsyncParsableCommand {
     /// Builds the service for the catalog the options name and runs it until shut down.
     func serve(store: any ServiceStore, config: ServerConfiguration, logger: Logger) async throws {
         let env = ProcessInfo.processInfo.environment
-        let priorPath = self.populationPrior ?? env["SWIPERANK_POPULATION_PRIOR"]
-        let factorsPath = self.factors ?? env["SWIPERANK_FACTORS"]
-        let prior = try priorPath.map(readPopulationPrior)
-        let factors = try factorsPath.map(readFactorFile)
-        // The engine over a catalog table: the same for the file at start and for every
-        // version the item API makes (a prior is tied to the catalog it was fitted on, so an
-        // edit is refused while one is loaded; factors follow items by id).
-        @Sendable func finish<M: Matcher>(_ engine: SwipeEngine<M>) throws(DataError) -> SwipeEngine<M> {
-            // Errors name the file: at start, and when an item edit no longer fits it.
-            func named(_ path: String?, _ error: DataError) -> DataError {
-                DataError(error.kind, source: path ?? error.source, field: error.field, detail: "\(path ?? error.source): \(error.detail)")
-            }
-            var engine = engine
-            if let prior { do { engine = try engine.withPopulation(prior) } catch { throw named(priorPath, error) } }
-            if let factors { do { engine = try engine.withFactors(factors) } catch { throw named(factorsPath, error) } }
-            return engine
-        }
         do {
-            if let schema = catalogOptions.schema {
-                let itemSchema = try ItemSchema.load(contentsOfFile: schema)
-                let table = try CSVTable(contentsOfFile: catalogOptions.catalog)
-                let region = catalogOptions.regionAttribute
-                _ = try catalogOptions.loadItems(schema: schema)  // the region attribute's check, with its message
-                let make: @Sendable (CSVTable) throws -> SwipeEngine<ItemMatcher> = { table in
-                    try finish(SwipeEngine(matcher: ItemMatcher(catalog: try Catalog(table: table, schema: itemSchema), regionAttribute: region)))
-                }
-                let engine = try make(table)
-                try await buildApplication(engine: engine, store: store, configuration: config,
-                                           catalog: CatalogSource(base: table, idColumn: itemSchema.idColumn, makeEngine: make),
+            let spec = CatalogSpec(schema: catalogOptions.schema, catalog: catalogOptions.catalog, majors: catalogOptions.majors,
+                                   regionAttribute: catalogOptions.regionAttribute, termBasis: try catalogOptions.resolvedTermBasis(),
+                                   populationPrior: populationPrior ?? env["SWIPERANK_POPULATION_PRIOR"],
+                                   factors: factors ?? env["SWIPERANK_FACTORS"])
+            if catalogOptions.schema != nil { _ = try catalogOptions.loadItems(schema: catalogOptions.schema!) }  // the region check's message
+            let others = try (catalogs ?? env["SWIPERANK_CATALOGS"]).map(CatalogSpec.load) ?? [:]
+            let served = try others.sorted { $0.key < $1.key }.map { name, spec in try spec.served(name: name) }
+            switch try spec.build() {
+            case let .schools(engine, source):
+                try await buildApplication(engine: engine, store: store, configuration: config, catalog: source, catalogs: served,
                                            logger: logger, onRunning: Self.announce).runService()
-            } else {
-                let table = try CSVTable(contentsOfFile: catalogOptions.catalog)
-                let majors = try CSVTable(contentsOfFile: catalogOptions.majors)
-                let basis = try catalogOptions.resolvedTermBasis()
-                let make: @Sendable (CSVTable) throws -> SwipeEngine<SchoolMatcher> = { table in
-                    let programs = try SchoolCatalog.programs(majors, ofSchoolsIn: table)
-                    return try finish(SwipeEngine(matcher: SchoolMatcher(schools: try SchoolCatalog(schools: table, majors: programs), termBasis: basis)))
-                }
-                let engine = try make(table)
-                try await buildApplication(engine: engine, store: store, configuration: config,
-                                           catalog: CatalogSource(base: table, idColumn: "unitid", makeEngine: make),
+            case let .items(engine, source):
+                try await buildApplication(engine: engine, store: store, configuration: config, catalog: source, catalogs: served,
                                            logger: logger, onRunning: Self.announce).runService()
             }
         } catch let error as DataError {
             throw CLIError(error.description)
         } catch let error as CatalogStartError {
+            throw CLIError(error.description)
+        } catch let error as ServedCatalog.NameError {
             throw CLIError(error.description)
         }
     }
@@ -246,3 +224,103 @@ struct Token: AsyncParsableCommand {
         }
     }
 }
+
+/// One catalog `serve` loads: the default one from the command line, others from `--catalogs`.
+struct CatalogSpec: Decodable, Sendable {
+    var schema: String?
+    var catalog: String
+    var majors: String?
+    var regionAttribute: String?
+    var termBasis: SchoolTermBasis?
+    var populationPrior: String?
+    var factors: String?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case schema, catalog, majors, regionAttribute = "region_attribute", termBasis = "term_basis"
+        case populationPrior = "population_prior", factors
+    }
+
+    init(schema: String?, catalog: String, majors: String?, regionAttribute: String?, termBasis: SchoolTermBasis?,
+         populationPrior: String?, factors: String?) {
+        (self.schema, self.catalog, self.majors, self.regionAttribute) = (schema, catalog, majors, regionAttribute)
+        (self.termBasis, self.populationPrior, self.factors) = (termBasis, populationPrior, factors)
+    }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        schema = try c.decodeIfPresent(String.self, forKey: .schema)
+        catalog = try c.decode(String.self, forKey: .catalog)
+        majors = try c.decodeIfPresent(String.self, forKey: .majors)
+        regionAttribute = try c.decodeIfPresent(String.self, forKey: .regionAttribute)
+        termBasis = try c.decodeIfPresent(SchoolTermBasis.self, forKey: .termBasis)
+        populationPrior = try c.decodeIfPresent(String.self, forKey: .populationPrior)
+        factors = try c.decodeIfPresent(String.self, forKey: .factors)
+    }
+
+    /// The `--catalogs` file: name → catalog (strict JSON: errors name line:column or the key).
+    static func load(_ path: String) throws -> [String: CatalogSpec] {
+        let specs = try JSONInput.decode([String: CatalogSpec].self, from: InputFile.read(path, what: "catalogs file"), source: path)
+        if let bad = specs.keys.sorted().first(where: { !ServedCatalog.isValidName($0) }) {
+            throw CLIError("\(path): catalog name \"\(bad.prefix(40))\": 1–32 of a-z, 0-9, _ and -")
+        }
+        return specs
+    }
+
+    /// An engine and its editable source.
+    enum Built {
+        case schools(SwipeEngine<SchoolMatcher>, CatalogSource<SchoolMatcher>)
+        case items(SwipeEngine<ItemMatcher>, CatalogSource<ItemMatcher>)
+    }
+
+    /// Loads the catalog and builds its engine (with the prior and factors), and the builder the
+    /// item API rebuilds it with: the same for the file at start and for every later version (a
+    /// prior is tied to the catalog it was fitted on, so an edit of features is refused while
+    /// one is loaded; factors follow items by id).
+    func build() throws -> Built {
+        let prior = try populationPrior.map(readPopulationPrior)
+        let factorFile = try factors.map(readFactorFile)
+        let (priorPath, factorsPath) = (populationPrior, factors)
+        @Sendable func finish<M: Matcher>(_ engine: SwipeEngine<M>) throws(DataError) -> SwipeEngine<M> {
+            // Errors name the file: at start, and when an item edit no longer fits it.
+            func named(_ path: String?, _ error: DataError) -> DataError {
+                DataError(error.kind, source: path ?? error.source, field: error.field, detail: "\(path ?? error.source): \(error.detail)")
+            }
+            var engine = engine
+            if let prior { do { engine = try engine.withPopulation(prior) } catch { throw named(priorPath, error) } }
+            if let factorFile { do { engine = try engine.withFactors(factorFile) } catch { throw named(factorsPath, error) } }
+            return engine
+        }
+        let table = try CSVTable(contentsOfFile: catalog)
+        if let schema {
+            let itemSchema = try ItemSchema.load(contentsOfFile: schema)
+            let region = regionAttribute
+            let make: @Sendable (CSVTable) throws -> SwipeEngine<ItemMatcher> = { table in
+                let catalog = try Catalog(table: table, schema: itemSchema)
+                if let region, catalog.textAttribute(named: region) == nil {
+                    throw DataError(.invalidValue, source: "region_attribute", field: "region_attribute",
+                                    detail: "region_attribute \"\(region)\" is not a text attribute (has: \(catalog.textAttributeNames.joined(separator: ", ")))")
+                }
+                return try finish(SwipeEngine(matcher: ItemMatcher(catalog: catalog, regionAttribute: region)))
+            }
+            return .items(try make(table), CatalogSource(base: table, idColumn: itemSchema.idColumn, makeEngine: make))
+        }
+        let majorsTable = try CSVTable(contentsOfFile: majors ?? "datasets/school_majors.csv")
+        let basis = termBasis ?? .standard
+        let make: @Sendable (CSVTable) throws -> SwipeEngine<SchoolMatcher> = { table in
+            let programs = try SchoolCatalog.programs(majorsTable, ofSchoolsIn: table)
+            return try finish(SwipeEngine(matcher: SchoolMatcher(schools: try SchoolCatalog(schools: table, majors: programs), termBasis: basis)))
+        }
+        return .schools(try make(table), CatalogSource(base: table, idColumn: "unitid", makeEngine: make))
+    }
+
+    /// This catalog served under `/catalogs/<name>/`.
+    func served(name: String) throws -> ServedCatalog {
+        switch try build() {
+        case let .schools(engine, source): return try ServedCatalog(name: name, engine: engine, source: source)
+        case let .items(engine, source): return try ServedCatalog(name: name, engine: engine, source: source)
+        }
+    }
+}
+
+extension SchoolTermBasis: Decodable {}

@@ -105,6 +105,31 @@ struct ServeLiveTests {
         let (_, next) = try await Self.call(second.port, "GET", "/student/recommendations?count=5&fields=minimal", token: token)
         #expect((next["recommendations"] as? [[String: Any]])?.first?["position"] as? Int == 16)
     }
+    @Test("--catalogs serves another catalog under /catalogs/<name>/; a bad file is refused naming it")
+    func severalCatalogs() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-catalogs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("catalogs.json").path
+        try #"{"restaurants": {"schema": "datasets/restaurants/restaurants.schema.json", "catalog": "datasets/restaurants/restaurants.csv", "region_attribute": "neighborhood"}}"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let token = try CLI.run(["token", "--student", "many"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let server = try Server(arguments: ["--database", dir.appendingPathComponent("db.sqlite").path, "--catalogs", file])
+        defer { server.kill() }
+        let profile = #"{"home": {"latitude": 40.05, "longitude": -74.95}, "max_distance_miles": 3}"#
+        #expect(try await Self.call(server.port, "PUT", "/catalogs/restaurants/student/profile", token: token, body: profile).0 == 201)
+        let (status, deck) = try await Self.call(server.port, "GET", "/catalogs/restaurants/student/recommendations?count=2&fields=minimal", token: token)
+        #expect(status == 200 && (deck["recommendations"] as? [[String: Any]])?.first?["item_id"] is String)
+        #expect(try await Self.call(server.port, "GET", "/student/learning-state", token: token).0 == 404, "no college profile yet")
+
+        try #"{"Bad Name": {"catalog": "x.csv"}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let refused = try CLI.run(["serve", "--port", "0", "--database", dir.appendingPathComponent("db2.sqlite").path, "--catalogs", file])
+        #expect(refused.status != 0 && refused.stderr.contains("catalogs.json") && refused.stderr.contains("Bad Name"), "\(refused.stderr)")
+        try #"{"food": {"catalog": "datasets/restaurants/restaurants.csv", "schema": "datasets/restaurants/restaurants.schema.json", "colour": 1}}"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let unknown = try CLI.run(["serve", "--port", "0", "--database", dir.appendingPathComponent("db3.sqlite").path, "--catalogs", file])
+        #expect(unknown.status != 0 && unknown.stderr.contains("colour"), "\(unknown.stderr)")
+    }
 }
 
 

@@ -25,13 +25,19 @@ public struct StudentClaims: JWTPayload, Equatable {
         iat = IssuedAtClaim(value: issued)
     }
 
-    /// Rejects expired tokens and subjects that are not student ids.
+    /// Rejects expired tokens and subjects that are not student ids (empty, over 256 bytes, or
+    /// holding a control character).
     ///
     /// - Parameter algorithm: The verifying algorithm.
     public func verify(using algorithm: some JWTAlgorithm) async throws {
         try exp.verifyNotExpired()
         guard !sub.value.isEmpty, sub.value.utf8.count <= 256 else {
             throw JWTError.claimVerificationFailure(failedClaim: sub, reason: "sub must be 1…256 bytes")
+        }
+        // No control characters: they would be unreadable in logs, and the store keys other
+        // catalogs' students under a control-character prefix (`NamespacedStore`).
+        guard !sub.value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw JWTError.claimVerificationFailure(failedClaim: sub, reason: "sub must not hold control characters")
         }
     }
 }

@@ -145,17 +145,26 @@ final class CatalogManager<M: ServableMatcher>: Sendable {
 
     private func catchUpLocked() async throws -> Bool {
         var items = state.withLock { $0 }
+        // The log's sequence first: with several catalogs in one store the log is shared and a
+        // page may hold none of this catalog's changes, yet the sequence moves past them.
+        let logSequence = try await store.catalogSequence()
         var changed = false
+        var cursor = items.sequence
         while true {
-            let page = try await store.catalogChanges(after: items.sequence, limit: 10_000)
+            let page = try await store.catalogChanges(after: cursor, limit: 10_000)
             for change in page {
                 items.apply(change.itemID, change.fields.map { fields in header.map { fields[$0] ?? "" } })
-                items.sequence = change.seq
+                cursor = change.seq
                 changed = true
             }
             if page.count < 10_000 { break }
         }
-        guard changed else { return false }
+        let sequence = max(cursor, logSequence)
+        guard changed else {
+            state.withLock { $0.sequence = max($0.sequence, sequence) }
+            return false
+        }
+        items.sequence = sequence
         let engine = try source.makeEngine(table(items))
         state.withLock { $0 = items }
         install(engine, items.sequence)
