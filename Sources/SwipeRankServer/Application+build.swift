@@ -25,6 +25,8 @@ public struct ServerConfiguration: Sendable {
     /// The bearer key of the item API (`/items`), ≥ 32 bytes; nil turns the API off. Distinct
     /// from student tokens: no student token opens an operator route.
     public var operatorKey: String?
+    /// The most edits in one item API request (413 beyond).
+    public var maxItemEdits = 200_000
     /// How often an instance checks the store for other instances' catalog edits.
     public var catalogPollInterval: Duration = .milliseconds(250)
     /// Group session limits.
@@ -253,7 +255,7 @@ func makeGeneration<M: ServableMatcher>(
         to: router.group("groups").add(middleware: StudentAuthMiddleware(keys: keys, verified: verified)).add(middleware: RateLimitMiddleware(buckets: buckets)),
         table: table)
     BatchController(box: box, maxOperations: configuration.maxBatchOperations).addRoutes(to: student, table: table)
-    ItemController(catalog: catalog, clock: configuration.service.clock).addRoutes(
+    ItemController(catalog: catalog, clock: configuration.service.clock, maxEdits: configuration.maxItemEdits).addRoutes(
         to: router.group("items").add(middleware: OperatorAuthMiddleware(key: configuration.operatorKey)), table: table)
     let responder = router.buildResponder()
     box.responder = responder

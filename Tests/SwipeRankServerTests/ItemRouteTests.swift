@@ -21,8 +21,8 @@ struct ItemRouteTests {
         }
     }()
 
-    func harness(_ store: any ServiceStore, key: String? = Self.key) -> Harness {
-        Harness(store: store, catalog: Self.source, configure: { $0.operatorKey = key })
+    func harness(_ store: any ServiceStore, key: String? = Self.key, maxEdits: Int = 200_000) -> Harness {
+        Harness(store: store, catalog: Self.source, configure: { $0.operatorKey = key; $0.maxItemEdits = maxEdits })
     }
 
     /// A school row of the shipped file as a JSON object, under another id and name.
@@ -169,6 +169,20 @@ struct ItemRouteTests {
             #expect(try await op(c, .post, "/items/bulk", body: "", type: "application/x-ndjson").status == .badRequest)
             #expect(try await op(c, .post, "/items/bulk", body: "x", type: "text/csv").status == .unsupportedMediaType)
             #expect(try await store.catalogSequence() == 4)
+        }
+    }
+
+    @Test("an upload over the edit limit is 413 and applies nothing")
+    func tooMany() async throws {
+        let store = MemoryStore()
+        try await harness(store, maxEdits: 3).run { c in
+            let body = (0..<4).map { #"{"op": "patch", "id": "100654", "fields": {"name": "N\#($0)"}}"# }.joined(separator: "\n")
+            let reply = try await op(c, .post, "/items/bulk", body: body, type: "application/x-ndjson")
+            #expect(reply.status == .contentTooLarge && reply.code == "PAYLOAD_TOO_LARGE" && reply.details["limit"] as? Int == 3)
+            #expect(try await store.catalogSequence() == 0)
+            let three = (0..<3).map { #"{"op": "patch", "id": "100654", "fields": {"name": "N\#($0)"}}"# }.joined(separator: "\n")
+            #expect(try await op(c, .post, "/items/bulk", body: three, type: "application/x-ndjson").status == .ok)
+            #expect(try await store.catalogSequence() == 3)
         }
     }
 

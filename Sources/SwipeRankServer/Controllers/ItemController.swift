@@ -38,6 +38,8 @@ struct ItemController<M: ServableMatcher>: Sendable {
     typealias Context = SwipeRankRequestContext
     let catalog: @Sendable () -> CatalogManager<M>?
     let clock: @Sendable () -> Int64
+    /// The most edits in one request (`ServerConfiguration.maxItemEdits`).
+    var maxEdits = 200_000
     /// The largest bulk upload (bytes).
     static var maxBulkBytes: Int { 64 << 20 }
 
@@ -63,7 +65,7 @@ struct ItemController<M: ServableMatcher>: Sendable {
                                details: ["content_type": type.map { .string($0) } ?? .null])
             }
             let partial = request.uri.queryParameters["partial"].map { $0 == "true" } ?? false
-            let edits = try Self.parseBulk(Array(buffer.readableBytesView))
+            let edits = try Self.parseBulk(Array(buffer.readableBytesView), maxEdits: maxEdits)
             return try await apply(edits, partial: partial, single: false)
         }
         for (method, path) in [(HTTPRequest.Method.get, "/items/:id/fields"), (.put, "/items/:id"), (.patch, "/items/:id"),
@@ -99,9 +101,9 @@ struct ItemController<M: ServableMatcher>: Sendable {
 
     private func apply(_ edits: [ItemEdit], partial: Bool, single: Bool) async throws -> Response {
         guard !edits.isEmpty else { throw APIError.validation("no edits: send one JSON object per line", field: "$") }
-        guard edits.count <= CatalogManager<M>.maxEdits else {
-            throw APIError(.contentTooLarge, code: "PAYLOAD_TOO_LARGE", message: "at most \(CatalogManager<M>.maxEdits) edits per request",
-                           details: ["limit": .number(Double(CatalogManager<M>.maxEdits))])
+        guard edits.count <= maxEdits else {
+            throw APIError(.contentTooLarge, code: "PAYLOAD_TOO_LARGE", message: "at most \(maxEdits) edits per request",
+                           details: ["limit": .number(Double(maxEdits))])
         }
         let outcome: CatalogManager<M>.Outcome
         do {
@@ -123,7 +125,7 @@ struct ItemController<M: ServableMatcher>: Sendable {
     /// One edit per line: `{"op": "put"|"patch"|"delete", "id": "…", "fields": {…}}` (`op`
     /// defaults to put). Blank lines are skipped. A line that is not such an object rejects the
     /// upload (400 naming the line), before anything is validated against the catalog.
-    static func parseBulk(_ bytes: [UInt8]) throws(APIError) -> [ItemEdit] {
+    static func parseBulk(_ bytes: [UInt8], maxEdits: Int) throws(APIError) -> [ItemEdit] {
         var edits: [ItemEdit] = []
         var start = 0
         var line = 0
@@ -162,9 +164,9 @@ struct ItemController<M: ServableMatcher>: Sendable {
             start = i + 1
             if slice.allSatisfy({ $0 == 32 || $0 == 9 }) { continue }
             try parse(slice, line: line)
-            if edits.count > CatalogManager<M>.maxEdits {
-                throw APIError(.contentTooLarge, code: "PAYLOAD_TOO_LARGE", message: "at most \(CatalogManager<M>.maxEdits) edits per request",
-                               details: ["limit": .number(Double(CatalogManager<M>.maxEdits))])
+            if edits.count > maxEdits {
+                throw APIError(.contentTooLarge, code: "PAYLOAD_TOO_LARGE", message: "at most \(maxEdits) edits per request",
+                               details: ["limit": .number(Double(maxEdits))])
             }
         }
         return edits

@@ -99,8 +99,6 @@ final class CatalogManager<M: ServableMatcher>: Sendable {
     let install: @Sendable (SwipeEngine<M>, Int) -> Void
     private let state: Mutex<Items>
     private let writer = KeyedLock()
-    /// The most edits in one request.
-    static var maxEdits: Int { 200_000 }
     /// The most rejected rows listed in an error.
     static var maxReportedErrors: Int { 20 }
 
