@@ -25,6 +25,9 @@ public struct ServerConfiguration: Sendable {
     /// The bearer key of the item API (`/items`), ≥ 32 bytes; nil turns the API off. Distinct
     /// from student tokens: no student token opens an operator route.
     public var operatorKey: String?
+    /// Origins browser apps may call from (`https://app.example.com`, or `*` for any); empty:
+    /// no CORS headers (same-origin apps only).
+    public var corsOrigins: [String] = []
     /// The most edits in one item API request (413 beyond).
     public var maxItemEdits = 200_000
     /// How often an instance checks the store for other instances' catalog edits.
@@ -241,6 +244,7 @@ func makeGeneration<M: ServableMatcher>(
     let table = RouteTable()
 
     let router = Router(context: SwipeRankRequestContext.self)
+    router.add(middleware: CORSMiddleware(origins: configuration.corsOrigins))
     router.add(middleware: RequestMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware<SwipeRankRequestContext>(routes: table, requestID: { $0.requestID }))
     PublicController(service: service, metrics: metrics).addRoutes(to: router, table: table)

@@ -73,6 +73,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error (env SWIPERANK_LOG_LEVEL; default info).")
     var logLevel: String?
 
+    @Option(help: "Origins browser apps may call from, comma-separated (https://app.example.com), or * for any (env SWIPERANK_CORS_ORIGINS; default none: same-origin only).")
+    var corsOrigins: String?
+
     @Option(help: "A JSON file naming more catalogs to serve, each under /catalogs/<name>/ (env SWIPERANK_CATALOGS): {\"restaurants\": {\"schema\": \"…\", \"catalog\": \"…\", \"region_attribute\": \"…\"}, \"colleges\": {\"catalog\": \"…\", \"majors\": \"…\"}}; optional population_prior, factors, term_basis. Each student has one learned state per catalog.")
     var catalogs: String?
 
@@ -141,6 +144,15 @@ struct Serve: AsyncParsableCommand {
         if config.auth.hmacSecret == AuthConfiguration.developmentSecret {
             logger.warning("using the development JWT secret (loopback only); set SWIPERANK_JWT_SECRET for anything else")
         }
+        if let raw = corsOrigins ?? env["SWIPERANK_CORS_ORIGINS"] {
+            config.corsOrigins = raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            if let bad = config.corsOrigins.first(where: { $0 != "*" && !($0.hasPrefix("http://") || $0.hasPrefix("https://")) }) {
+                throw ValidationError("--cors-origins: \"\(bad.prefix(80))\" is not * or an http(s):// origin")
+            }
+        }
+        // Every catalog is loaded before the store is opened: a bad catalog path must not leave a
+        // new, empty database file behind.
+        let catalogs = try loadCatalogs()
         let storeName = store ?? env["SWIPERANK_STORE"] ?? "sqlite"
         let path = database ?? env["SWIPERANK_DATABASE"] ?? "swiperank.sqlite"
         do {
@@ -151,38 +163,43 @@ struct Serve: AsyncParsableCommand {
                 config.service.verifyCachedVersion = shared
                 logger.info("starting", metadata: ["store": "\(shared ? "postgres" : path)", "durability": "\(durability.rawValue)",
                                                    "address": "\(config.host):\(config.port)"])
-                try await serve(store: store, config: config, logger: logger)
+                try await serve(catalogs, store: store, config: config, logger: logger)
             }
         } catch let error as AuthSetupError {
+            throw CLIError(error.description)
+        } catch let error as CatalogStartError {
             throw CLIError(error.description)
         }
     }
 
-    /// Builds the service for the catalog the options name and runs it until shut down.
-    func serve(store: any ServiceStore, config: ServerConfiguration, logger: Logger) async throws {
+    /// The default catalog (the command line's) and the others (`--catalogs`), built.
+    func loadCatalogs() throws -> (CatalogSpec.Built, [ServedCatalog]) {
         let env = ProcessInfo.processInfo.environment
         do {
             let spec = CatalogSpec(schema: catalogOptions.schema, catalog: catalogOptions.catalog, majors: catalogOptions.majors,
                                    regionAttribute: catalogOptions.regionAttribute, termBasis: try catalogOptions.resolvedTermBasis(),
                                    populationPrior: populationPrior ?? env["SWIPERANK_POPULATION_PRIOR"],
                                    factors: factors ?? env["SWIPERANK_FACTORS"])
-            if catalogOptions.schema != nil { _ = try catalogOptions.loadItems(schema: catalogOptions.schema!) }  // the region check's message
+            if let schema = catalogOptions.schema { _ = try catalogOptions.loadItems(schema: schema) }  // the region check's message
             let others = try (catalogs ?? env["SWIPERANK_CATALOGS"]).map(CatalogSpec.load) ?? [:]
             let served = try others.sorted { $0.key < $1.key }.map { name, spec in try spec.served(name: name) }
-            switch try spec.build() {
-            case let .schools(engine, source):
-                try await buildApplication(engine: engine, store: store, configuration: config, catalog: source, catalogs: served,
-                                           logger: logger, onRunning: Self.announce).runService()
-            case let .items(engine, source):
-                try await buildApplication(engine: engine, store: store, configuration: config, catalog: source, catalogs: served,
-                                           logger: logger, onRunning: Self.announce).runService()
-            }
+            return (try spec.build(), served)
         } catch let error as DataError {
-            throw CLIError(error.description)
-        } catch let error as CatalogStartError {
             throw CLIError(error.description)
         } catch let error as ServedCatalog.NameError {
             throw CLIError(error.description)
+        }
+    }
+
+    /// Runs the service over the built catalogs until shut down.
+    func serve(_ catalogs: (CatalogSpec.Built, [ServedCatalog]), store: any ServiceStore, config: ServerConfiguration, logger: Logger) async throws {
+        switch catalogs.0 {
+        case let .schools(engine, source):
+            try await buildApplication(engine: engine, store: store, configuration: config, catalog: source, catalogs: catalogs.1,
+                                       logger: logger, onRunning: Self.announce).runService()
+        case let .items(engine, source):
+            try await buildApplication(engine: engine, store: store, configuration: config, catalog: source, catalogs: catalogs.1,
+                                       logger: logger, onRunning: Self.announce).runService()
         }
     }
 

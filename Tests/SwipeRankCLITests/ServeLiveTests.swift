@@ -122,6 +122,11 @@ struct ServeLiveTests {
         #expect(status == 200 && (deck["recommendations"] as? [[String: Any]])?.first?["item_id"] is String)
         #expect(try await Self.call(server.port, "GET", "/student/learning-state", token: token).0 == 404, "no college profile yet")
 
+        // A catalog that cannot be read: refused before any database file is created.
+        let nowhere = dir.appendingPathComponent("never.sqlite").path
+        let missing = try CLI.run(["serve", "--port", "0", "--database", nowhere, "--catalog", "no/such/schools.csv"])
+        #expect(missing.status != 0 && missing.stderr.contains("no/such/schools.csv") && !FileManager.default.fileExists(atPath: nowhere),
+                "\(missing.stderr)")
         try #"{"Bad Name": {"catalog": "x.csv"}}"#.write(toFile: file, atomically: true, encoding: .utf8)
         let refused = try CLI.run(["serve", "--port", "0", "--database", dir.appendingPathComponent("db2.sqlite").path, "--catalogs", file])
         #expect(refused.status != 0 && refused.stderr.contains("catalogs.json") && refused.stderr.contains("Bad Name"), "\(refused.stderr)")

@@ -98,3 +98,54 @@ struct ItemWireTests {
         }
     }
 }
+
+/// Issue 31: what a browser app or a client generator needs from the service itself.
+@Suite("CORS and the served OpenAPI description")
+struct ClientSupportTests {
+    @Test("GET /openapi.yaml serves openapi.yaml byte for byte (the compiled-in copy is current)")
+    func openAPI() async throws {
+        let file = try String(contentsOf: Fixtures.root.appendingPathComponent("Sources/SwipeRankServer/openapi.yaml"), encoding: .utf8)
+        #expect(OpenAPIDocument.yaml + "\n" == file, "run bash scripts/embed-openapi after editing openapi.yaml")
+        try await Harness().run { c in
+            let reply = try await c.call(.get, "/openapi.yaml")
+            #expect(reply.status == .ok && String(decoding: reply.body, as: UTF8.self) == file)
+            #expect(reply.headers[.contentType]?.hasPrefix("application/yaml") == true)
+        }
+    }
+
+    @Test("swipes through the offline queue count in swiperank_swipes_recorded_total; replays do not")
+    func syncMetrics() async throws {
+        try await Harness().run { c in
+            try await c.createStudent("m")
+            let deck = try await c.deck("m", count: 3)
+            let body = #"{"swipes":[{"swipe_id":"a","school_id":"\#(deck[0])","action":"like","timestamp":1},"#
+                + #"{"swipe_id":"b","school_id":"\#(deck[1])","action":"dislike","timestamp":2}]}"#
+            #expect(try await c.call(.post, "/student/sync", student: "m", body: body).status == .ok)
+            #expect(try await c.call(.post, "/student/sync", student: "m", body: body).status == .ok, "a replay")
+            #expect(try await c.swipe("m", id: "c", school: deck[2], like: true).status == .created)
+            let metrics = String(decoding: try await c.call(.get, "/metrics").body, as: UTF8.self)
+            #expect(metrics.contains("swiperank_swipes_recorded_total 3"), "\(metrics.split(separator: "\n").filter { $0.contains("swipes_recorded") })")
+        }
+    }
+
+    @Test("with --cors-origins a preflight is answered and answers name the origin; others and the default get no CORS header")
+    func cors() async throws {
+        try await Harness(configure: { $0.corsOrigins = ["https://app.example"] }).run { c in
+            let pre = try await c.call(.options, "/student/recommendations", body: nil, contentType: nil,
+                                       headers: [.origin: "https://app.example", .accessControlRequestMethod: "GET"])
+            #expect(pre.status == .noContent && pre.headers[.accessControlAllowOrigin] == "https://app.example")
+            #expect(pre.headers[.accessControlAllowHeaders]?.contains("Authorization") == true)
+            let other = try await c.call(.options, "/student/recommendations", body: nil, contentType: nil,
+                                         headers: [.origin: "https://evil.example", .accessControlRequestMethod: "GET"])
+            #expect(other.headers[.accessControlAllowOrigin] == nil)
+            // A real request (an error here) carries the origin and the exposed headers.
+            let get = try await c.call(.get, "/student/recommendations", headers: [.origin: "https://app.example"])
+            #expect(get.status == .unauthorized && get.headers[.accessControlAllowOrigin] == "https://app.example")
+            #expect(get.headers[.accessControlExposeHeaders]?.contains("X-Request-ID") == true)
+        }
+        try await Harness().run { c in
+            let get = try await c.call(.get, "/health", headers: [.origin: "https://app.example"])
+            #expect(get.status == .ok && get.headers[.accessControlAllowOrigin] == nil)
+        }
+    }
+}

@@ -37,7 +37,13 @@ struct PublicController<M: ServableMatcher>: Sendable {
                              cache: CachePolicy.publicCatalog, extra: [.eTag: etag])
             }
         }
-        for path in ["/health", "/health/live", "/health/ready", "/metrics", "/schools/:id", "/items/:id"] { table.add(.get, path) }
+        router.get("openapi.yaml") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8", .cacheControl: CachePolicy.publicCatalog],
+                     body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml + "\n")))
+        }
+        for path in ["/health", "/health/live", "/health/ready", "/metrics", "/schools/:id", "/items/:id", "/openapi.yaml"] {
+            table.add(.get, path)
+        }
     }
 
     /// Ready: the catalog is loaded (it is, or the server would not have started) and the store

@@ -92,7 +92,9 @@ struct StudentController<M: ServableMatcher>: Sendable {
         route(.post, "sync") { request, context in
             let body = try await request.jsonBody(context: context)!
             let sync = try WireJSON.decode(SyncRequest.self, from: body, what: "body", maxBytes: context.maxUploadSize)
-            let data = try await service.sync(try context.student, sync)
+            let (data, recorded) = try await service.sync(try context.student, sync)
+            // Swipes that arrive through the offline queue are swipes too.
+            if recorded > 0 { metrics.swipes.increment(by: Int64(recorded)) }
             return .json(data, cache: CachePolicy.neverStore)
         }
         route(.get, "sync") { request, context in

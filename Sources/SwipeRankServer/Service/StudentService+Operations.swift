@@ -70,7 +70,8 @@ extension StudentService {
 
     /// Applies an offline queue: the library's order rule (timestamp, then swipe id), each
     /// swipe idempotent on its own; all that were recorded are appended in one transaction.
-    func sync(_ studentID: String, _ request: SyncRequest) async throws -> Data {
+    /// Applies an offline queue; the answer, and how many swipes were new (for the metrics).
+    func sync(_ studentID: String, _ request: SyncRequest) async throws -> (body: Data, recorded: Int) {
         guard request.swipes.count <= options.maxSyncSwipes else {
             throw APIError.validation("at most \(options.maxSyncSwipes) swipes per sync, got \(request.swipes.count)", field: "swipes")
         }
@@ -121,7 +122,7 @@ extension StudentService {
             }
             let body = SyncBody(results: items.map { $0! }, learningState: live.session.learningState,
                             totalSwipes: live.session.totalSwipes, cursor: live.record.version + events.count)
-            return (events, StudentUpdate(), try WireJSON.encode(body))
+            return (events, StudentUpdate(), (try WireJSON.encode(body), events.count))
         }
     }
 
