@@ -40,7 +40,9 @@ struct Export: AsyncParsableCommand {
                 let ids = try await store.studentIDs(after: after, limit: 500)
                 guard let last = ids.last else { break }
                 after = last
-                for id in ids {
+                // Students of the catalogs `serve --catalogs` adds are kept under a control-character
+                // prefix: the export covers the default (college) catalog.
+                for id in ids where !id.hasPrefix("\u{1}") {
                     guard let record = try await store.student(id) else { continue }
                     do {
                         students.append(DatasetStudent(id: id, profile: try StudentProfile.decode(json: record.profile, source: "profile of \(id)")))
