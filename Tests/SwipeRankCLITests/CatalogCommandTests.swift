@@ -69,4 +69,23 @@ struct CatalogCommandTests {
         #expect(try await store.catalogSequence() == 3)
         #expect(try CLI.run(["catalog", "import", edited] + Self.schema).status != 0, "no store named")
     }
+
+    @Test("export covers the default catalog: another catalog's students (prefixed keys) are not exported")
+    func exportSkipsOtherCatalogs() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-export-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = dir.appendingPathComponent("db.sqlite").path
+        let store = try SQLiteStore(path: db)
+        let profile = try Data(contentsOf: CLI.root.appendingPathComponent("datasets/sample-profile.json"))
+        for id in ["college-student", "\u{1}colleges2027\u{1}other-student"] {
+            _ = try await store.append([StoredEvent(kind: .profile, payload: profile, createdAt: 1)], to: id, expectedVersion: 0,
+                                       update: StudentUpdate(profile: profile))
+        }
+        let out = dir.appendingPathComponent("out").path
+        let export = try CLI.run(["export", "--database", db, "--out", out])
+        #expect(export.status == 0, "\(export.stderr)")
+        let students = try String(contentsOfFile: out + "/students.csv", encoding: .utf8)
+        #expect(students.contains("college-student") && !students.contains("other-student"))
+    }
 }
