@@ -476,7 +476,7 @@ paths:
       security: []
       summary: This document (what a client generator reads).
       responses:
-        '200': {description: The OpenAPI description., content: {application/yaml: {schema: {type: string}}}}
+        '200': {description: The OpenAPI description (a YAML mapping)., content: {application/yaml: {schema: {type: object}}}}
   /metrics:
     get:
       security: []
