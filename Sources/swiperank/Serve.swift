@@ -180,7 +180,6 @@ struct Serve: AsyncParsableCommand {
                                    regionAttribute: catalogOptions.regionAttribute, termBasis: try catalogOptions.resolvedTermBasis(),
                                    populationPrior: populationPrior ?? env["SWIPERANK_POPULATION_PRIOR"],
                                    factors: factors ?? env["SWIPERANK_FACTORS"])
-            if let schema = catalogOptions.schema { _ = try catalogOptions.loadItems(schema: schema) }  // the region check's message
             let others = try (catalogs ?? env["SWIPERANK_CATALOGS"]).map(CatalogSpec.load) ?? [:]
             let served = try others.sorted { $0.key < $1.key }.map { name, spec in try spec.served(name: name) }
             return (try spec.build(), served)
@@ -311,12 +310,12 @@ struct CatalogSpec: Decodable, Sendable {
         let table = try CSVTable(contentsOfFile: catalog)
         if let schema {
             let itemSchema = try ItemSchema.load(contentsOfFile: schema)
-            let region = regionAttribute
+            let (region, path) = (regionAttribute, catalog)
             let make: @Sendable (CSVTable) throws -> SwipeEngine<ItemMatcher> = { table in
                 let catalog = try Catalog(table: table, schema: itemSchema)
                 if let region, catalog.textAttribute(named: region) == nil {
-                    throw DataError(.invalidValue, source: "region_attribute", field: "region_attribute",
-                                    detail: "region_attribute \"\(region)\" is not a text attribute (has: \(catalog.textAttributeNames.joined(separator: ", ")))")
+                    throw DataError(.invalidValue, source: "region attribute", field: "region_attribute",
+                                    detail: "region attribute \"\(region)\" is not a text attribute of \(path) (has: \(catalog.textAttributeNames.joined(separator: ", ")))")
                 }
                 return try finish(SwipeEngine(matcher: ItemMatcher(catalog: catalog, regionAttribute: region)))
             }

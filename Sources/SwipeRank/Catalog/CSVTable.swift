@@ -82,7 +82,7 @@ public struct CSVTable: Sendable {
     ///   row of the wrong width.
     /// - Complexity: O(total number of fields).
     public init(header: [String], rows: [[String]], source: String) throws(DataError) {
-        let columns = Array(1...max(1, header.count)).prefix(header.count)
+        let columns = header.indices.map { $0 + 1 }
         var seen = Set<String>()
         for (i, name) in header.enumerated() where !seen.insert(name).inserted {
             throw DataError(.invalidValue, source: source, line: 1, column: i + 1, field: name,
@@ -95,11 +95,11 @@ public struct CSVTable: Sendable {
                 throw DataError(.malformedRow, source: source, line: i + 2, column: 1,
                                 detail: "row has \(fields.count) fields, the header has \(header.count)")
             }
-            built.append(Row(line: i + 2, fields: fields, columns: Array(columns)))
+            built.append(Row(line: i + 2, fields: fields, columns: columns))
         }
         self.source = source
         self.header = header
-        self.headerColumns = Array(columns)
+        self.headerColumns = columns
         self.rows = built
     }
 

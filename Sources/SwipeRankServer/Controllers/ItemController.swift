@@ -90,8 +90,7 @@ struct ItemController<M: ServableMatcher>: Sendable {
         var fields: [String: JSONValue] = [:]
         if operation != .delete {
             let body = try await request.jsonBody(context: context)!
-            guard case let .object(object)? = try? WireJSON.decode(JSONValue.self, from: body, what: "body", maxBytes: context.maxUploadSize) else {
-                _ = try WireJSON.decode(JSONValue.self, from: body, what: "body", maxBytes: context.maxUploadSize)  // its error, if any
+            guard case let .object(object) = try WireJSON.decode(JSONValue.self, from: body, what: "body", maxBytes: context.maxUploadSize) else {
                 throw APIError.validation("the body is a JSON object of column → value", field: "$")
             }
             fields = object

@@ -92,10 +92,12 @@ extension StudentService {
         }
         let session = migration.session
         var updated = record
+        var saved = false
         if let data = try? session.snapshot().jsonData(),
            (try? await store.saveSnapshot(data, for: id, version: record.version, createdAt: record.createdAt)) == true {
             updated.snapshot = data
             updated.snapshotVersion = record.version
+            saved = true
         }
         migrations.recordMigrated(id)
         let report = migration.report
@@ -104,8 +106,7 @@ extension StudentService {
             "served_dropped": "\(report.servedDropped)", "swipes_replayed": "\(report.swipesReplayed)",
             "retired": "\(report.retired)", "feedback_dropped": "\(report.feedbackDropped)",
         ])
-        return LiveStudent(session: session, record: updated,
-                           snapshotHistory: updated.snapshotVersion == record.version ? session.served.count + session.totalSwipes : 0)
+        return LiveStudent(session: session, record: updated, snapshotHistory: saved ? session.served.count + session.totalSwipes : 0)
     }
 
     /// A swipe or save from before the current profile, judged again under it (retired when
@@ -159,9 +160,9 @@ extension StudentService {
             guard !cache.contains(studentID),
                   let record = try await storeCall({ try await self.store.student(studentID) }),
                   !isCurrent(record) else { return nil }
-            let before = migrations.snapshot.migrated
-            _ = try await rebuild(record)
-            return migrations.snapshot.migrated > before
+            // Asked of this rebuild, not read off the shared counter: requests migrate other
+            // students meanwhile.
+            return try await rebuildReporting(record).migrated
         }
     }
 }

@@ -264,10 +264,15 @@ final class StudentService<M: ServableMatcher>: Sendable {
     /// snapshot of another catalog, population model or configuration, a deck that replays
     /// differently — the student is migrated from the log instead (`migrate(_:reason:)`).
     func rebuild(_ record: StudentRecord) async throws -> LiveStudent<M> {
+        try await rebuildReporting(record).live
+    }
+
+    /// `rebuild(_:)`, saying whether the student had to be migrated.
+    func rebuildReporting(_ record: StudentRecord) async throws -> (live: LiveStudent<M>, migrated: Bool) {
         do {
-            return try await replayRebuild(record)
+            return (try await replayRebuild(record), false)
         } catch let mismatch as RebuildMismatch {
-            return try await migrate(record, reason: mismatch.reason)
+            return (try await migrate(record, reason: mismatch.reason), true)
         }
     }
 
