@@ -43,6 +43,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
     ],
     targets: [
         // MARK: Public API
@@ -81,8 +82,9 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CompressNIO", package: "compress-nio"),
             ],
-            exclude: ["openapi.yaml"],
+            exclude: ["openapi.yaml", "Web"],
             swiftSettings: internalChecks
         ),
         // Its own module, so users of the SQLite store never build postgres-nio's dependencies
@@ -133,6 +135,8 @@ let package = Package(
                 "SwipeRankServer",
                 "SwipeRankNumerics",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CompressNIO", package: "compress-nio"),
             ],
             exclude: ["Golden"]
         ),

@@ -34,6 +34,17 @@ public struct ServerConfiguration: Sendable {
     public var catalogPollInterval: Duration = .milliseconds(250)
     /// Group session limits.
     public var groups = GroupOptions()
+    /// Serve the web app at `/app/` (the compiled-in copy, or `appDirectory`).
+    public var webApp = true
+    /// A JWKS file re-read every `jwksReloadInterval` (its keys replace the set in service when
+    /// it changes and parses; a broken file is logged and the old keys stay).
+    public var jwksFile: String?
+    /// How often `jwksFile` is re-read.
+    public var jwksReloadInterval: Duration = .seconds(60)
+    /// A folder to serve the web app from instead of the copy compiled in (development).
+    public var appDirectory: String?
+    /// Makes the id of each new guest (`POST /auth/guest`); random by default.
+    public var guestID: @Sendable () -> String = { AuthController.randomGuestID() }
 
     /// The defaults.
     public init() {}
@@ -126,22 +137,28 @@ final class SharedParts: Sendable {
     let store: any ServiceStore
     let configuration: ServerConfiguration
     let logger: Logger
-    let keys: JWTKeyCollection
+    let keys: KeyRing
     let metrics: ServerMetrics
     let buckets: TokenBuckets
     let joinBuckets: TokenBuckets
-    let verified = VerifiedTokens()
+    /// Guest tokens per client address.
+    let guestBuckets: TokenBuckets
+    let verified: VerifiedTokens
     let locks = KeyedLock()
     let migrations = MigrationLedger()
     let hub = GroupEventHub()
     let relay: GroupRelay?
 
-    init(store: any ServiceStore, configuration: ServerConfiguration, logger: Logger, keys: JWTKeyCollection, metrics: ServerMetrics) {
+    init(store: any ServiceStore, configuration: ServerConfiguration, logger: Logger, keys: KeyRing, verified: VerifiedTokens,
+         metrics: ServerMetrics) {
         self.metrics = metrics
         self.store = store
         self.configuration = configuration
         self.logger = logger
         self.keys = keys
+        self.verified = verified
+        guestBuckets = TokenBuckets(capacity: max(1, configuration.auth.guestsPerHour), period: 3_600,
+                                    now: TokenBuckets.seconds(configuration.service.clock))
         buckets = TokenBuckets(capacity: configuration.rateLimitPerHour, period: 3_600, now: TokenBuckets.seconds(configuration.service.clock))
         joinBuckets = TokenBuckets(capacity: configuration.groups.joinsPerMinute, period: 60,
                                    now: TokenBuckets.seconds(configuration.service.clock))
@@ -193,8 +210,9 @@ func buildParts<M: ServableMatcher>(
     engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, catalog source: CatalogSource<M>? = nil,
     logger: Logger, metrics: ServerMetrics = ServerMetrics()
 ) async throws -> ServiceParts<M> {
-    let shared = SharedParts(store: store, configuration: configuration, logger: logger, keys: try await configuration.auth.keys(),
-                             metrics: metrics)
+    let verified = VerifiedTokens()
+    let shared = SharedParts(store: store, configuration: configuration, logger: logger,
+                             keys: try await KeyRing(auth: configuration.auth, verified: verified), verified: verified, metrics: metrics)
     let manager = ManagerSlot<M>()
     let generations = ServiceGenerations(makeGeneration(engine: engine, sequence: 0, shared: shared, catalog: { manager.value }))
     if let source {
@@ -244,10 +262,15 @@ func makeGeneration<M: ServableMatcher>(
     let table = RouteTable()
 
     let router = Router(context: SwipeRankRequestContext.self)
+    router.add(middleware: CompressionMiddleware())
     router.add(middleware: CORSMiddleware(origins: configuration.corsOrigins))
     router.add(middleware: RequestMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware<SwipeRankRequestContext>(routes: table, requestID: { $0.requestID }))
     PublicController(service: service, metrics: metrics).addRoutes(to: router, table: table)
+    CatalogInfoController(service: service).addRoutes(to: router, table: table)
+    AuthController(keys: keys, buckets: shared.guestBuckets, clock: configuration.service.clock, newGuestID: configuration.guestID)
+        .addRoutes(to: router, table: table)
+    if configuration.webApp { WebAppController(directory: configuration.appDirectory).addRoutes(to: router, table: table) }
     let student = router.group("student")
         .add(middleware: StudentAuthMiddleware(keys: keys, verified: verified))
         .add(middleware: RateLimitMiddleware(buckets: buckets))

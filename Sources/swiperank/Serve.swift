@@ -46,6 +46,21 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "A PEM public key file (ES256 or RS256) to verify tokens with instead of the HS256 secret (env SWIPERANK_JWT_PUBLIC_KEY).")
     var jwtPublicKey: String?
 
+    @Option(help: "A JWKS file (RFC 7517, keys named by kid) to verify tokens with; re-read every minute, so an identity provider's key rotation needs no restart (env SWIPERANK_JWKS).")
+    var jwks: String?
+
+    @Option(help: "Refuse tokens whose aud claim does not include this audience (env SWIPERANK_JWT_AUDIENCE).")
+    var jwtAudience: String?
+
+    @Option(help: "Refuse tokens whose iss claim is not this issuer (env SWIPERANK_JWT_ISSUER).")
+    var jwtIssuer: String?
+
+    @Option(help: "on: POST /auth/guest signs short-lived tokens for fresh guest ids (needs the HS256 secret; limited per client address); off: 404. Default on with the development secret, else off (env SWIPERANK_GUEST_TOKENS).")
+    var guestTokens: String?
+
+    @Option(help: "Serve the web app from this folder instead of the copy compiled in (developing the app: edit and reload) (env SWIPERANK_APP_DIR).")
+    var appDir: String?
+
     @Option(help: "Requests per student per hour (env SWIPERANK_RATE_LIMIT; default 1000).")
     var rateLimit: Int?
 
@@ -124,6 +139,30 @@ struct Serve: AsyncParsableCommand {
             config.auth = AuthConfiguration(hmacSecret: env["SWIPERANK_JWT_SECRET"], publicKeyPEM: pem)
         } else if let secret = env["SWIPERANK_JWT_SECRET"] {
             config.auth = AuthConfiguration(hmacSecret: secret)
+        }
+        if let path = jwks ?? env["SWIPERANK_JWKS"] {
+            config.jwksFile = path
+            config.auth.jwksJSON = String(decoding: try readInput(path, what: "JWKS"), as: UTF8.self)
+            // A key set replaces the development secret; an explicit secret stays beside it.
+            if env["SWIPERANK_JWT_SECRET"] == nil && config.auth.hmacSecret == AuthConfiguration.developmentSecret {
+                config.auth.hmacSecret = nil
+            }
+        }
+        config.auth.audience = jwtAudience ?? env["SWIPERANK_JWT_AUDIENCE"]
+        config.auth.issuer = jwtIssuer ?? env["SWIPERANK_JWT_ISSUER"]
+        let guestName = guestTokens ?? env["SWIPERANK_GUEST_TOKENS"]
+            ?? (config.auth.hmacSecret == AuthConfiguration.developmentSecret ? "on" : "off")
+        guard ["on", "off"].contains(guestName) else { throw ValidationError("--guest-tokens must be on or off, got \(guestName)") }
+        config.auth.guestTokens = guestName == "on"
+        if config.auth.guestTokens && config.auth.hmacSecret == nil {
+            throw ValidationError("--guest-tokens on needs SWIPERANK_JWT_SECRET: guest tokens are signed with it")
+        }
+        if let dir = appDir ?? env["SWIPERANK_APP_DIR"] {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("--app-dir: \(dir) is not a folder")
+            }
+            config.appDirectory = dir
         }
         let durabilityName = durability ?? env["SWIPERANK_DURABILITY"] ?? "normal"
         guard let durability = SQLiteStore.Durability(rawValue: durabilityName) else {

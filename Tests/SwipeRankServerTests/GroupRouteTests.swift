@@ -182,7 +182,9 @@ import Testing
             // Subscribed before the likes (300 ms is ample on the in-process router): the match is pushed, once.
             #expect(statusOpen, "\(events)")
             #expect(events.components(separatedBy: "event: matched\n").count == 2, "\(events)")
-            #expect(events.contains(#"data: {"matched_option_id":"\#(option)"}"#))
+            // The event names the option and carries it, so the match screen needs no second request.
+            #expect(events.contains(#"data: {"matched_option":{"#) && events.contains(#""id":"\#(option)""#))
+            #expect(events.contains(#""matched_option_id":"\#(option)"}"#))
             #expect(try await c.call(.get, "/groups/\(group)", student: "ann").json["votes"] as? Int == 3)
         }
     }

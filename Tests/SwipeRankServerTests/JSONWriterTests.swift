@@ -63,7 +63,7 @@ import Testing
             let cards = (0..<int(6)).map { _ in (recommendation(), bool() ? int(10_000) : nil) }
             return DeckResponse(deckID: bool() ? string() : nil,
                                 recommendations: CardList(cards, fields: bool() ? .full : .minimal, compressed: int(3) == 0),
-                                learningState: learningState(), totalSwipes: int(1_000), preload: bool())
+                                learningState: learningState(), totalSwipes: int(1_000), preload: bool(), repeated: int(50), exhausted: bool())
         }
 
         mutating func feedback() throws -> FeedbackPrompt? {
@@ -94,7 +94,7 @@ import Testing
             try Self.same(v.deck(), "deck", i)
             try Self.same(v.learningState(), "learning state", i)
             try Self.same(SwipeResponse(swipeID: v.string(), outcome: v.bool() ? "recorded" : "duplicate",
-                                        learningState: v.learningState(), totalSwipes: v.int(100), feedback: try v.feedback()), "swipe", i)
+                                        learningState: v.learningState(), totalSwipes: v.int(100), feedback: try v.feedback(), organic: v.bool()), "swipe", i)
             try Self.same(SwipeRequest(swipeID: v.string(), schoolID: v.string(), action: v.bool() ? .like : .dislike,
                                        timestamp: Int64(v.rng.next() % UInt64(SwipeRequest.maxTimestamp + 1))), "swipe request", i)
             try Self.same(v.served(), "served payload", i)

@@ -65,7 +65,7 @@ struct MigrationRouteTests {
             let id = "s\(k)"
             try await c.createStudent(id)
             var history = History()
-            let deck = try await c.deck(id, count: 6) + c.deck(id, count: 6)
+            let deck = try await c.deck(id, count: 12)
             for (i, school) in deck.prefix(3 + k % 5).enumerated() {
                 let reply = try await c.swipe(id, id: "\(id)-w\(i)", school: school, like: (i + k) % 2 == 0, at: Int64(i))
                 #expect(reply.status == .created)

@@ -129,18 +129,29 @@ import Testing
             #expect(cards[3]["is_probe"] as? Bool == true)  // every 4th card is a probe
             #expect(full.json["total_swipes"] as? Int == 0)
             #expect((full.json["learning_state"] as? [String: Any])?["phase"] as? String == "discovery")
+            #expect(full.json["repeated"] as? Int == 0 && full.json["exhausted"] as? Bool == false)
             let deck1 = full.json["deck_id"] as? String
-            let minimal = try await c.call(.get, "/student/recommendations?count=3&fields=minimal", student: "r")
+            let ids = cards.compactMap { ($0["school"] as? [String: Any])?["id"] as? String }
+            // Retry-safe: asking again deals nothing new, the same cards come back (re-scored).
+            let retry = try await c.call(.get, "/student/recommendations?count=5", student: "r")
+            let again = try #require(retry.json["recommendations"] as? [[String: Any]])
+            #expect(again.compactMap { ($0["school"] as? [String: Any])?["id"] as? String } == ids)
+            #expect(again.map { $0["position"] as? Int } == [1, 2, 3, 4, 5] && retry.json["repeated"] as? Int == 5)
+            #expect(retry.json["deck_id"] is NSNull)
+            let minimal = try await c.call(.get, "/student/recommendations?count=8&fields=minimal", student: "r")
             let m = try #require(minimal.json["recommendations"] as? [[String: Any]])
             #expect(Set(m[0].keys) == ["school_id", "name", "match_score", "grade", "is_probe", "position"])
-            #expect(m.map { $0["position"] as? Int } == [6, 7, 8])
+            #expect(m.map { $0["position"] as? Int } == [1, 2, 3, 4, 5, 6, 7, 8] && minimal.json["repeated"] as? Int == 5)
             #expect(minimal.json["deck_id"] as? String != deck1)
+            // Played cards leave the deck; newly dealt cards are never ones served before.
+            let dealt = m.compactMap { $0["school_id"] as? String }
+            for (i, school) in dealt.enumerated() { #expect(try await c.swipe("r", id: "d\(i)", school: school, like: i % 2 == 0).status == .created) }
             let compressed = try await c.call(.get, "/student/recommendations?count=2&compressed=true", student: "r")
             let z = try #require(compressed.json["recommendations"] as? [[String: Any]])
             #expect(Set(z[0].keys) == ["i", "n", "l", "m", "img", "p", "q"])
             #expect((z[0]["l"] as? String)?.contains(", ") == true)
-            let served = Set(cards.compactMap { ($0["school"] as? [String: Any])?["id"] as? String } + m.compactMap { $0["school_id"] as? String })
-            #expect(!served.contains(z[0]["i"] as? String ?? ""))  // never the same card twice
+            #expect(z.compactMap { $0["p"] as? Int } == [9, 10] && compressed.json["repeated"] as? Int == 0)
+            #expect(!Set(dealt).contains(z[0]["i"] as? String ?? ""))  // never the same card twice
             for bad in ["count=0", "count=51", "count=abc", "fields=all", "compressed=maybe"] {
                 let r = try await c.call(.get, "/student/recommendations?\(bad)", student: "r")
                 #expect(r.status == .badRequest && r.code == "VALIDATION_ERROR", "\(bad)")
@@ -148,6 +159,7 @@ import Testing
             }
             let preload = try await c.call(.get, "/student/recommendations/preload?count=40", student: "r")
             #expect((preload.json["recommendations"] as? [Any])?.count == 40 && preload.json["preload"] as? Bool == true)
+            #expect(preload.json["repeated"] as? Int == 2)
         }
     }
 
@@ -168,9 +180,17 @@ import Testing
             #expect(again.status == .conflict && again.details["reason"] as? String == "already_swiped")
             let unknown = try await c.swipe("s", id: "w3", school: "no-such-school", like: true)
             #expect(unknown.status == .notFound && unknown.details["field"] as? String == "school_id")
+            // A card reached outside the deck (search, a detail page) is an organic swipe: learned
+            // from, counted, never served afterwards, and only once.
             let unseen = Fixtures.engine.matcher.catalog.ids.first { !deck.contains($0) }!
-            let notServed = try await c.swipe("s", id: "w4", school: unseen, like: true)
-            #expect(notServed.status == .conflict && notServed.details["reason"] as? String == "not_served")
+            let organic = try await c.swipe("s", id: "w4", school: unseen, like: true)
+            #expect(organic.status == .created && organic.json["organic"] as? Bool == true)
+            #expect(organic.json["total_swipes"] as? Int == 2 && organic.json["feedback"] is NSNull)
+            #expect(first.json["organic"] as? Bool == false)
+            let twiceOrganic = try await c.swipe("s", id: "w5", school: unseen, like: false)
+            #expect(twiceOrganic.status == .conflict && twiceOrganic.details["reason"] as? String == "already_swiped")
+            #expect(try await c.swipe("s", id: "w4", school: unseen, like: true).headers[.init("Idempotent-Replayed")!] == "true")
+            #expect(try await !c.deck("s", count: 50).contains(unseen))
             let badID = try await c.swipe("s", id: "has space", school: deck[1], like: true)
             #expect(badID.status == .badRequest && badID.details["field"] as? String == "swipe_id")
             let badAction = try await c.call(.post, "/student/swipe", student: "s",
@@ -182,8 +202,8 @@ import Testing
                                               + String(repeating: " ", count: 16 << 10))
             #expect(padded.status == .badRequest && padded.code == "VALIDATION_ERROR")
             let state = try await c.call(.get, "/student/learning-state", student: "s")
-            #expect(state.json["total_swipes"] as? Int == 1)
-            #expect(state.json["served_cards"] as? Int == 4)
+            #expect(state.json["total_swipes"] as? Int == 2)  // one served card, one organic
+            #expect(state.json["served_cards"] as? Int == 51)  // the first deck, then its 3 open cards and 47 new
         }
     }
 
@@ -243,13 +263,25 @@ import Testing
             }
             let q = try #require(question)
             let card = try #require(q["card_id"] as? String)
-            let options = try #require(q["options"] as? [String])
-            let notOffered = FeedbackOption.allCases.map(\.rawValue).first { !options.contains($0) }
+            // Each option a stable code and its English label.
+            let offered = try #require(q["options"] as? [[String: String]])
+            let options = offered.compactMap { $0["code"] }
+            #expect(options.count == offered.count && !options.isEmpty)
+            for option in offered {
+                let known = try #require(FeedbackOption(codeOrLabel: option["code"] ?? ""))
+                #expect(option["label"] == known.label && option["code"] == known.code)
+            }
+            let notOffered = FeedbackOption.allCases.map(\.code).first { !options.contains($0) }
             if let notOffered {
                 let wrong = try await c.call(.post, "/student/feedback", student: "f",
                                              body: #"{"school_id":"\#(card)","options":["\#(notOffered)"]}"#)
                 #expect(wrong.status == .badRequest && wrong.details["field"] as? String == "options")
             }
+            // A code that is no option: named with its position and the codes there are, not a decoder dump.
+            let unknown = try await c.call(.post, "/student/feedback", student: "f",
+                                           body: #"{"school_id":"\#(card)","options":["\#(options[0])","too_pricey"]}"#)
+            #expect(unknown.status == .badRequest && unknown.details["field"] as? String == "options[1]")
+            #expect((unknown.error["message"] as? String)?.contains("\"too_pricey\" is not a feedback option; use one of too_expensive") == true)
             let answer = try await c.call(.post, "/student/feedback", student: "f", body: #"{"school_id":"\#(card)","options":["\#(options[0])"]}"#)
             #expect(answer.status == .ok)
             let twice = try await c.call(.post, "/student/feedback", student: "f", body: #"{"school_id":"\#(card)","options":[]}"#)

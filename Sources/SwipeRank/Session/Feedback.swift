@@ -48,6 +48,41 @@ public enum FeedbackOption: String, Sendable, Hashable, Codable, CaseIterable {
     case academicallyStrong = "Academically strong"
 }
 
+extension FeedbackOption {
+    /// A stable snake_case code for the option (`too_expensive`): what apps send and localize
+    /// by. The raw value (the English label) stays what stored sessions hold.
+    public var code: String {
+        switch self {
+        case .tooExpensive: "too_expensive"
+        case .tooFar: "too_far"
+        case .tooBig: "too_big"
+        case .tooSmall: "too_small"
+        case .notSelectiveEnough: "not_selective_enough"
+        case .tooSelective: "too_selective"
+        case .noMajor: "no_major"
+        case .wrongSetting: "wrong_setting"
+        case .greatValue: "great_value"
+        case .rightDistance: "right_distance"
+        case .rightSize: "right_size"
+        case .strongMajor: "strong_major"
+        case .academicallyStrong: "academically_strong"
+        }
+    }
+
+    /// The English label shown when an app has no translation (the raw value).
+    public var label: String { rawValue }
+
+    /// The option with this code, or with this label (older clients send labels).
+    ///
+    /// - Parameter text: A code or a label.
+    public init?(codeOrLabel text: String) {
+        guard let option = FeedbackOption.allCases.first(where: { $0.code == text }) ?? FeedbackOption(rawValue: text) else {
+            return nil
+        }
+        self = option
+    }
+}
+
 /// A feedback question after a swipe.
 public struct FeedbackPrompt: Sendable, Hashable, Codable {
     /// Why the engine asks.

@@ -364,6 +364,31 @@ public struct SwipeSession<M: Matcher>: Sendable {
         return SwipeResult(outcome: .recorded, learningState: learningState, totalSwipes: totalSwipes, feedback: prompt)
     }
 
+    /// Records a swipe on a card the student reached outside the deck (search, a detail page, a
+    /// shared link) as an **organic** swipe: learned from like any swipe (a judgement of weight
+    /// 1), never served afterwards, no feedback prompt, and no propensity — it was not drawn by
+    /// the serving policy, so off-policy estimates (IPS) leave it out. A card that was served
+    /// is swiped as usual (`recordSwipe(_:)`).
+    ///
+    /// - Parameter swipe: The swipe.
+    /// - Returns: The result, and whether the swipe was organic.
+    /// - Throws: `SwipeError` as `recordSwipe(_:)`, and `.alreadySwiped` when the card was
+    ///   already judged outside the deck (swiped or saved).
+    /// - Complexity: O(D²) before the stable phase, O(D³) in it.
+    public mutating func recordOrganicSwipe(_ swipe: Swipe) throws(SwipeError) -> (result: SwipeResult, organic: Bool) {
+        guard swipe.swipeID.utf8.count <= SwipeSession.maxIDLength, swipe.cardID.utf8.count <= SwipeSession.maxIDLength else {
+            throw SwipeError(.invalidSwipe, "swipe ids and card ids are at most \(SwipeSession.maxIDLength) bytes")
+        }
+        guard swipes[swipe.swipeID] == nil, let row = engine.matcher.catalog.row(of: swipe.cardID),
+              servedIndexByRow[row] == nil else {
+            return (try recordSwipe(swipe), false)
+        }
+        guard !judgedRows.contains(row) else {
+            throw SwipeError(.alreadySwiped, "swipe \(swipe.swipeID): card \"\(swipe.cardID)\" was already swiped or saved")
+        }
+        return (try recordJudgement(swipe, weight: 1), true)
+    }
+
     /// Records a judgement on a card outside the deck — a school saved from its detail page
     /// (a strong like), or a swipe carried over from an earlier profile — and learns from it.
     ///

@@ -102,12 +102,16 @@ extension DeckResponse: JSONWritable {
     package func write(to w: inout JSONWriter) throws {
         w.raw("{\"deck_id\":")
         w.string(deckID)
+        w.raw(",\"exhausted\":")
+        w.bool(exhausted)
         w.raw(",\"learning_state\":")
         try learningState.write(to: &w)
         w.raw(",\"preload\":")
         w.bool(preload)
         w.raw(",\"recommendations\":")
         try recommendations.write(to: &w)
+        w.raw(",\"repeated\":")
+        w.number(repeated)
         w.raw(",\"total_swipes\":")
         w.number(totalSwipes)
         w.raw("}")
@@ -117,9 +121,27 @@ extension DeckResponse: JSONWritable {
 extension SwipeResponse: JSONWritable {
     package func write(to w: inout JSONWriter) throws {
         w.raw("{\"feedback\":")
-        if let feedback { try feedback.write(to: &w) } else { w.null() }
+        if let feedback {
+            w.raw("{\"card_id\":")
+            w.string(feedback.cardID)
+            w.raw(",\"options\":[")
+            for (i, option) in feedback.options.enumerated() {
+                w.raw(i == 0 ? "{\"code\":" : ",{\"code\":")
+                w.string(option.code)
+                w.raw(",\"label\":")
+                w.string(option.label)
+                w.raw("}")
+            }
+            w.raw("],\"reason\":")
+            w.string(feedback.reason.rawValue)
+            w.raw("}")
+        } else {
+            w.null()
+        }
         w.raw(",\"learning_state\":")
         try learningState.write(to: &w)
+        w.raw(",\"organic\":")
+        w.bool(organic)
         w.raw(",\"outcome\":")
         w.string(outcome)
         w.raw(",\"swipe_id\":")

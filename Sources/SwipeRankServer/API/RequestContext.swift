@@ -10,6 +10,9 @@ public struct SwipeRankRequestContext: RequestContext {
     public var requestID = ""
     /// The student the bearer token names (`sub`), set by `StudentAuthMiddleware`.
     public var studentID: String?
+    /// The client's IP address (the peer of the connection; a proxy's address behind one), used
+    /// to limit guest sign-ups per client.
+    public var clientAddress: String?
     /// The largest request body accepted (413 beyond).
     public var maxUploadSize: Int { 1 << 20 }
 
@@ -18,5 +21,6 @@ public struct SwipeRankRequestContext: RequestContext {
     /// - Parameter source: The channel and logger.
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        clientAddress = source.channel.remoteAddress?.ipAddress
     }
 }

@@ -135,7 +135,48 @@ struct FeedbackRequest: Codable, Sendable {
         try decoder.rejectUnknownKeys(DecodingKeys.self)
         let c = try decoder.container(keyedBy: DecodingKeys.self)
         schoolID = try itemID(c, school: .schoolID, item: .itemID)
-        options = try c.decode([FeedbackOption].self, forKey: .options)
+        // Codes (`too_expensive`), or the English labels older clients and stored events hold.
+        var list = try c.nestedUnkeyedContainer(forKey: .options)
+        var options: [FeedbackOption] = []
+        while !list.isAtEnd {
+            let text = try list.decode(String.self)
+            guard let option = FeedbackOption(codeOrLabel: text) else {
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: c.codingPath + [DecodingKeys.options, IndexKey(options.count)],
+                    debugDescription: "\"\(text.prefix(64))\" is not a feedback option; use one of "
+                        + FeedbackOption.allCases.map(\.code).joined(separator: ", ")))
+            }
+            options.append(option)
+        }
+        self.options = options
+    }
+}
+
+/// An array position in a coding path (`options[2]` in an error).
+struct IndexKey: CodingKey {
+    var intValue: Int?
+    var stringValue: String { intValue.map(String.init) ?? "" }
+    init(_ index: Int) { intValue = index }
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { self.intValue = intValue }
+}
+
+/// A feedback question as the wire shows it: each option a stable code and its English label.
+struct FeedbackPromptWire: Encodable, Sendable {
+    var prompt: FeedbackPrompt
+
+    struct Option: Encodable {
+        var code: String
+        var label: String
+    }
+
+    enum CodingKeys: String, CodingKey { case cardID = "card_id", reason, options }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(prompt.cardID, forKey: .cardID)
+        try c.encode(prompt.reason, forKey: .reason)
+        try c.encode(prompt.options.map { Option(code: $0.code, label: $0.label) }, forKey: .options)
     }
 }
 
@@ -196,15 +237,18 @@ struct BatchRequest: Codable, Sendable {
 }
 
 /// The result of one swipe: the learning state after it and any feedback question.
-struct SwipeResponse: Codable, Sendable, Equatable {
+struct SwipeResponse: Encodable, Sendable, Equatable {
     var swipeID: String
     var outcome: String
     var learningState: LearningState
     var totalSwipes: Int
     var feedback: FeedbackPrompt?
+    /// The card was not served to this student (reached by search or a detail page): learned
+    /// from, but with no propensity, so off-policy estimates leave it out.
+    var organic = false
 
     enum CodingKeys: String, CodingKey {
-        case swipeID = "swipe_id", outcome, learningState = "learning_state", totalSwipes = "total_swipes", feedback
+        case swipeID = "swipe_id", outcome, learningState = "learning_state", totalSwipes = "total_swipes", feedback, organic
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -213,7 +257,8 @@ struct SwipeResponse: Codable, Sendable, Equatable {
         try c.encode(outcome, forKey: .outcome)
         try c.encode(learningState, forKey: .learningState)
         try c.encode(totalSwipes, forKey: .totalSwipes)
-        try c.encode(feedback, forKey: .feedback)  // explicit null: "no question" is an answer
+        try c.encode(feedback.map(FeedbackPromptWire.init), forKey: .feedback)  // explicit null: "no question" is an answer
+        try c.encode(organic, forKey: .organic)
     }
 }
 
@@ -385,18 +430,26 @@ struct DeckResponse: Encodable {
     var learningState: LearningState
     var totalSwipes: Int
     var preload: Bool
+    /// How many of the cards were dealt by an earlier request and not played yet (they come
+    /// first): a retried or repeated request returns them instead of using up new cards.
+    var repeated: Int
+    /// Nothing is left to deal: every card was served or judged. The deck still holds `repeated`.
+    var exhausted: Bool
 
     enum CodingKeys: String, CodingKey {
         case deckID = "deck_id", recommendations, learningState = "learning_state", totalSwipes = "total_swipes", preload
+        case repeated, exhausted
     }
 
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(deckID, forKey: .deckID)
+        try c.encode(exhausted, forKey: .exhausted)
         try c.encode(recommendations, forKey: .recommendations)
         try c.encode(learningState, forKey: .learningState)
         try c.encode(totalSwipes, forKey: .totalSwipes)
         try c.encode(preload, forKey: .preload)
+        try c.encode(repeated, forKey: .repeated)
     }
 }
 

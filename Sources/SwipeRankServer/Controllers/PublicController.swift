@@ -30,7 +30,7 @@ struct PublicController<M: ServableMatcher>: Sendable {
                     throw APIError.notFound("no \(noun) \"\(id.prefix(64))\"", details: ["resource": .string(noun)])
                 }
                 let etag = "\"\(service.engine.catalogFingerprint.prefix(16))-\(row)\""
-                if request.headers[.ifNoneMatch] == etag {
+                if request.ifNoneMatch(etag) {
                     return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: CachePolicy.publicCatalog])
                 }
                 return .json(try WireJSON.encode(ItemSummaryBody(key: noun, summary: catalog.summary(row: row))),

@@ -4,7 +4,8 @@ import Hummingbird
 import JWTKit
 import Synchronization
 
-/// The claims of a student token: `sub` is the student id; `exp` is required.
+/// The claims of a student token: `sub` is the student id; `exp` is required; `aud` and `iss`
+/// are checked when the server is configured with them (`AuthConfiguration.audience`/`issuer`).
 public struct StudentClaims: JWTPayload, Equatable {
     /// The student id.
     public var sub: SubjectClaim
@@ -12,6 +13,12 @@ public struct StudentClaims: JWTPayload, Equatable {
     public var exp: ExpirationClaim
     /// Issued at.
     public var iat: IssuedAtClaim?
+    /// Who the token is for.
+    public var aud: AudienceClaim?
+    /// Who issued it.
+    public var iss: IssuerClaim?
+    /// Set on tokens `POST /auth/guest` issued: only those may be refreshed by the service.
+    public var guest: Bool?
 
     /// Creates claims.
     ///
@@ -19,10 +26,17 @@ public struct StudentClaims: JWTPayload, Equatable {
     ///   - studentID: The subject.
     ///   - expires: When the token expires.
     ///   - issued: When it was issued.
-    public init(studentID: String, expires: Date, issued: Date = Date()) {
+    ///   - audience: The `aud` claim, if any.
+    ///   - issuer: The `iss` claim, if any.
+    ///   - guest: Whether this is a guest token.
+    public init(studentID: String, expires: Date, issued: Date = Date(), audience: String? = nil, issuer: String? = nil,
+                guest: Bool? = nil) {
         sub = SubjectClaim(value: studentID)
         exp = ExpirationClaim(value: expires)
         iat = IssuedAtClaim(value: issued)
+        aud = audience.map { AudienceClaim(value: [$0]) }
+        iss = issuer.map { IssuerClaim(value: $0) }
+        self.guest = guest
     }
 
     /// Rejects expired tokens and subjects that are not student ids (empty, over 256 bytes, or
@@ -49,6 +63,19 @@ public struct AuthConfiguration: Sendable {
     /// A PEM public key (ECDSA P-256 for ES256, or RSA for RS256), if tokens are signed
     /// elsewhere.
     public var publicKeyPEM: String?
+    /// A JWKS document (RFC 7517): several keys, each named by `kid`, so an identity provider
+    /// can rotate keys (`serve --jwks FILE` reloads it on a schedule).
+    public var jwksJSON: String?
+    /// When set, a token must name this audience in `aud` (a token for another app is refused).
+    public var audience: String?
+    /// When set, a token's `iss` must be exactly this.
+    public var issuer: String?
+    /// Whether `POST /auth/guest` issues tokens for fresh guest ids (needs `hmacSecret`).
+    public var guestTokens = false
+    /// How long a guest token lives; the app refreshes it (`POST /auth/guest/refresh`) before.
+    public var guestLifetime: TimeInterval = 12 * 3_600
+    /// Guest tokens per client address per hour.
+    public var guestsPerHour = 30
 
     /// The development secret `swiperank serve` and `swiperank token` share when none is
     /// configured; the server refuses it on a non-loopback address.
@@ -66,10 +93,19 @@ public struct AuthConfiguration: Sendable {
 
     /// The verifying keys.
     ///
-    /// - Throws: `AuthSetupError` for a short secret, an unreadable key, or neither given.
+    /// - Throws: `AuthSetupError` for a short secret, an unreadable key or key set, or none given.
     public func keys() async throws -> JWTKeyCollection {
         let keys = JWTKeyCollection()
-        guard hmacSecret != nil || publicKeyPEM != nil else { throw AuthSetupError("give an HS256 secret or a public key") }
+        guard hmacSecret != nil || publicKeyPEM != nil || jwksJSON != nil else {
+            throw AuthSetupError("give an HS256 secret, a public key or a JWKS")
+        }
+        if let jwksJSON {
+            do {
+                try await keys.add(jwksJSON: jwksJSON)
+            } catch {
+                throw AuthSetupError("the JWKS does not parse as a key set: \(error)")
+            }
+        }
         if let secret = hmacSecret {
             guard secret.utf8.count >= 32 else { throw AuthSetupError("the HS256 secret must be at least 32 bytes") }
             await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
@@ -98,7 +134,19 @@ public struct AuthConfiguration: Sendable {
         guard secret.utf8.count >= 32 else { throw AuthSetupError("the HS256 secret must be at least 32 bytes") }
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
-        return try await keys.sign(StudentClaims(studentID: studentID, expires: Date().addingTimeInterval(lifetime)))
+        return try await keys.sign(StudentClaims(studentID: studentID, expires: Date().addingTimeInterval(lifetime),
+                                                 audience: audience, issuer: issuer))
+    }
+
+    /// Whether verified claims are for this service: `aud` includes `audience` and `iss` is
+    /// `issuer`, each checked only when configured.
+    ///
+    /// - Parameter claims: Claims whose signature verified.
+    /// - Returns: nil when accepted, else the reason for the error message.
+    public func rejection(of claims: StudentClaims) -> String? {
+        if let audience, !(claims.aud?.value.contains(audience) ?? false) { return "token is for another audience" }
+        if let issuer, claims.iss?.value != issuer { return "token from another issuer" }
+        return nil
     }
 }
 
@@ -114,7 +162,7 @@ public struct AuthSetupError: Error, CustomStringConvertible {
 /// here, never from the request.
 struct StudentAuthMiddleware: RouterMiddleware {
     typealias Context = SwipeRankRequestContext
-    let keys: JWTKeyCollection
+    let keys: KeyRing
     /// Tokens already verified, shared by every route group of one server.
     let verified: VerifiedTokens
 
@@ -133,15 +181,7 @@ struct StudentAuthMiddleware: RouterMiddleware {
         // Only the one canonical spelling of a token is verified: JWTKit's base64url decoder
         // ignores a last character's unused bits and tolerates padding, so without this a
         // token has forgeries that verify too (and each would be cached as another entry).
-        guard CompactToken.isCanonical(token) else { throw APIError.authInvalid("malformed token") }
-        let claims: StudentClaims
-        do {
-            claims = try await keys.verify(token, as: StudentClaims.self)
-        } catch let error as JWTError {
-            throw APIError.authInvalid(Self.reason(error))
-        } catch {
-            throw APIError.authInvalid("malformed token")
-        }
+        let claims = try await keys.verify(token)
         verified.insert(token, subject: claims.sub.value, expires: claims.exp.value)
         context.studentID = claims.sub.value
         return try await next(request, context)
@@ -225,12 +265,12 @@ enum CompactToken {
 /// an entry is used only before its `exp`, so expiry is checked exactly as before. Bounded:
 /// when full, expired entries go, and if none had expired, all of them.
 final class VerifiedTokens: Sendable {
-    private struct Entry: Sendable {
+    fileprivate struct Entry: Sendable {
         var subject: String
         var expires: Date
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    fileprivate let entries = Mutex<[String: Entry]>([:])
     /// The most tokens kept.
     let capacity: Int
 
@@ -262,5 +302,74 @@ final class VerifiedTokens: Sendable {
             }
             entries[token] = Entry(subject: subject, expires: expires)
         }
+    }
+}
+
+/// The verifying keys, replaceable while serving (a reloaded JWKS): a request verifies against
+/// the set current when it arrives, and tokens cached as verified are forgotten on a swap so a
+/// key taken out of the set stops working at once, not at its tokens' expiry.
+final class KeyRing: Sendable {
+    /// What is checked beyond the signature (`aud`, `iss`) and how guests are issued.
+    let auth: AuthConfiguration
+    private let current: Mutex<JWTKeyCollection>
+    /// Signs guest tokens: only the HS256 secret, never a key from a JWKS.
+    private let guestSigner: JWTKeyCollection?
+    private let verified: VerifiedTokens
+
+    init(auth: AuthConfiguration, verified: VerifiedTokens) async throws {
+        self.auth = auth
+        self.verified = verified
+        current = Mutex(try await auth.keys())
+        if let secret = auth.hmacSecret, secret.utf8.count >= 32 {
+            let signer = JWTKeyCollection()
+            await signer.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+            guestSigner = signer
+        } else {
+            guestSigner = nil
+        }
+    }
+
+    /// Puts a new key set in service.
+    func replace(_ keys: JWTKeyCollection) {
+        current.withLock { $0 = keys }
+        verified.removeAll()
+    }
+
+    /// The claims of a canonical token that verifies against the current keys and is meant
+    /// for this service.
+    ///
+    /// - Throws: 401 `AUTH_INVALID` naming the reason.
+    func verify(_ token: String) async throws(APIError) -> StudentClaims {
+        // Only the one canonical spelling of a token is verified: JWTKit's base64url decoder
+        // ignores a last character's unused bits and tolerates padding, so without this a
+        // token has forgeries that verify too (and each would be cached as another entry).
+        guard CompactToken.isCanonical(token) else { throw APIError.authInvalid("malformed token") }
+        let keys = current.withLock { $0 }
+        let claims: StudentClaims
+        do {
+            claims = try await keys.verify(token, as: StudentClaims.self)
+        } catch let error as JWTError {
+            throw APIError.authInvalid(StudentAuthMiddleware.reason(error))
+        } catch {
+            throw APIError.authInvalid("malformed token")
+        }
+        if let reason = auth.rejection(of: claims) { throw APIError.authInvalid(reason) }
+        return claims
+    }
+
+    /// A guest token for `studentID`, or nil when this server cannot sign (no HS256 secret).
+    func signGuest(_ studentID: String, now: Date) async throws -> (token: String, expires: Date)? {
+        guard let guestSigner else { return nil }
+        let expires = now.addingTimeInterval(auth.guestLifetime)
+        let claims = StudentClaims(studentID: studentID, expires: expires, issued: now, audience: auth.audience,
+                                   issuer: auth.issuer, guest: true)
+        return (try await guestSigner.sign(claims), expires)
+    }
+}
+
+extension VerifiedTokens {
+    /// Forgets every verified token (the key set changed).
+    func removeAll() {
+        entries.withLock { $0.removeAll(keepingCapacity: true) }
     }
 }

@@ -202,7 +202,9 @@ final class GroupService<M: ServableMatcher>: Sendable {
             let changed = !result.replayed
             return (changed, { version in
                 guard outcome.madeMatch, let option = outcome.matchedOption else { return [] }
-                return [GroupEvent(name: "matched", data: try WireJSON.encode(["matched_option_id": .string(option)] as [String: JSONValue]),
+                // The option itself too: an app shows the match screen from the event alone.
+                let summary = self.engine.matcher.catalog.row(of: option).map { self.engine.matcher.catalog.summary(row: $0) }
+                return [GroupEvent(name: "matched", data: try WireJSON.encode(MatchedEvent(matchedOptionID: option, matchedOption: summary)),
                                    version: version)]
             }, { _ in (try WireJSON.encode(body), result.replayed) })
         }
@@ -408,4 +410,11 @@ func groupRelay(store: any ServiceStore, hub: GroupEventHub, options: GroupOptio
     return (store as? any StoreNotifications).map {
         GroupRelay(bus: $0, hub: hub, origin: String(generator.next(), radix: 36), logger: logger)
     }
+}
+
+/// The `matched` event of a group's stream.
+struct MatchedEvent: Encodable {
+    var matchedOptionID: String
+    var matchedOption: ItemSummary?
+    enum CodingKeys: String, CodingKey { case matchedOptionID = "matched_option_id", matchedOption = "matched_option" }
 }

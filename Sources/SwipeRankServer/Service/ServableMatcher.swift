@@ -14,6 +14,22 @@ public protocol ServableMatcher: Matcher {
     /// How the wire names this catalog's items: `school`/`school_id` for colleges (the seed
     /// app's contract), `item`/`item_id` for any other catalog.
     static var vocabulary: ItemVocabulary { get }
+
+    /// The majors a profile can name (`GET /catalog/majors`, the app's picker), or nil when
+    /// this catalog's profiles have no majors.
+    var majorListing: [MajorListing]? { get }
+}
+
+/// One major students can pick: its title, CIP code and how many schools offer it.
+public struct MajorListing: Sendable, Hashable, Encodable {
+    /// The CIP title (a profile may name it as is).
+    public let name: String
+    /// The 4-digit CIP code (also accepted in a profile).
+    public let cipCode: String
+    /// Schools in the catalog offering it.
+    public let schools: Int
+
+    enum CodingKeys: String, CodingKey { case name, cipCode = "cip_code", schools }
 }
 
 /// The names a catalog's items go by on the wire. Requests accept both id names on every
@@ -44,6 +60,14 @@ extension SchoolMatcher: ServableMatcher {
 
     /// `school`, `school_id`, `matched_majors`.
     public static var vocabulary: ItemVocabulary { .school }
+
+    /// Every program some school offers, by title.
+    public var majorListing: [MajorListing]? {
+        let majors = schools.majors
+        return majors.titles.map { code, title in
+            MajorListing(name: title, cipCode: code, schools: majors.offerings[code]?.count ?? 0)
+        }.filter { $0.schools > 0 }.sorted { ($0.name, $0.cipCode) < ($1.name, $1.cipCode) }
+    }
 }
 
 extension ItemMatcher: ServableMatcher {
@@ -58,4 +82,7 @@ extension ItemMatcher: ServableMatcher {
 
     /// `item`, `item_id`, no majors.
     public static var vocabulary: ItemVocabulary { .generic }
+
+    /// Generic profiles have no majors.
+    public var majorListing: [MajorListing]? { nil }
 }

@@ -14,25 +14,30 @@ extension StudentService {
     /// Serves the next `count` cards and logs them (the impression log) before answering.
     func recommendations(_ studentID: String, count: Int, fields: CardFields, compressed: Bool, preload: Bool) async throws -> Data {
         try await withStudent(studentID) { live in
-            let response = live.session.recommendations(count: count)
+            // The cards dealt before and not played come first (a retry returns the same
+            // deck); only the rest are dealt now, and only those are logged as served.
+            let deck = live.session.deck(count: count)
+            let (open, response, fresh) = (deck.open, deck.dealt, count - deck.open.count)
             let first = live.session.served.count - response.recommendations.count
             let served = live.session.served[first...]
-            let positions = served.map(\.position)
+            let positions = open.map(\.position) + served.map(\.position)
             var events: [StoredEvent] = []
             var deckID: String?
             if !response.recommendations.isEmpty {
-                let payload = ServedPayload(count: count, preload: preload, cards: served.map {
+                let payload = ServedPayload(count: fresh, preload: preload, cards: served.map {
                     .init(cardID: $0.cardID, position: $0.position, band: $0.band?.rawValue, isProbe: $0.isProbe,
                           propensity: $0.propensity, predictedMatch: $0.predictedMatch)
                 }, modelVersion: modelVersion)
                 events.append(StoredEvent(kind: .served, payload: try WireJSON.encode(payload), createdAt: options.clock()))
                 deckID = "deck-\(live.record.version + 1)"
             }
+            let cards = open.map(\.recommendation) + response.recommendations
             let body = DeckResponse(
                 deckID: deckID,
-                recommendations: CardList(Array(zip(response.recommendations, positions.map { Optional($0) })),
+                recommendations: CardList(Array(zip(cards, positions.map { Optional($0) })),
                                           fields: fields, compressed: compressed, summaries: summaryJSON, vocabulary: M.vocabulary),
-                learningState: response.learningState, totalSwipes: response.totalSwipes, preload: preload)
+                learningState: response.learningState, totalSwipes: response.totalSwipes, preload: preload,
+                repeated: open.count, exhausted: live.session.unseenCount == 0)
             return (events, StudentUpdate(), try WireJSON.encode(body))
         }
     }
@@ -52,15 +57,16 @@ extension StudentService {
                let replayed = try await priorWrite(studentID, kind: .swipe, clientID: request.swipeID, digest: digest) {
                 return ([], StudentUpdate(), WriteResult(body: replayed, replayed: true))
             }
-            let result: SwipeResult
+            let result: SwipeResult, organic: Bool
             do {
-                result = try live.session.recordSwipe(request.swipe)
+                // A card reached outside the deck (search, a detail page) is an organic swipe.
+                (result, organic) = try live.session.recordOrganicSwipe(request.swipe)
             } catch let error as SwipeError {
                 throw Self.apiError(error, field: "school_id")
             }
             let body = try WireJSON.encode(SwipeResponse(swipeID: request.swipeID, outcome: result.outcome.rawValue,
                                                          learningState: result.learningState,
-                                                         totalSwipes: result.totalSwipes, feedback: result.feedback))
+                                                         totalSwipes: result.totalSwipes, feedback: result.feedback, organic: organic))
             let event = StoredEvent(kind: .swipe, clientID: request.swipeID, requestDigest: digest,
                                     payload: try WireJSON.encode(request), response: body, createdAt: options.clock())
             return ([event], StudentUpdate(), WriteResult(body: body, replayed: false))
@@ -94,27 +100,27 @@ extension StudentService {
                                                     details: ["field": .string("swipes[\(i)].swipe_id")])
                         }
                         let body = events.last { $0.clientID == swipe.swipeID }?.response ?? Data("null".utf8)
-                        items[i] = SyncItem(swipeID: swipe.swipeID, status: 200, result: try JSONDecoder().decode(JSONValue.self, from: body))
+                        items[i] = SyncItem(swipeID: swipe.swipeID, status: 200, result: try JSONDecoder().decode(JSONValue.self, from: body), replayed: true)
                         continue
                     }
                     if let replayed = try await priorWrite(studentID, kind: .swipe, clientID: swipe.swipeID, digest: digest) {
-                        items[i] = SyncItem(swipeID: swipe.swipeID, status: 200, result: try JSONDecoder().decode(JSONValue.self, from: replayed))
+                        items[i] = SyncItem(swipeID: swipe.swipeID, status: 200, result: try JSONDecoder().decode(JSONValue.self, from: replayed), replayed: true)
                         continue
                     }
-                    let result: SwipeResult
+                    let result: SwipeResult, organic: Bool
                     do {
-                        result = try live.session.recordSwipe(swipe.swipe)
+                        (result, organic) = try live.session.recordOrganicSwipe(swipe.swipe)
                     } catch let error as SwipeError {
                         throw Self.apiError(error, field: "swipes[\(i)].school_id")
                     }
                     let response = SwipeResponse(swipeID: swipe.swipeID, outcome: result.outcome.rawValue,
                                                  learningState: result.learningState, totalSwipes: result.totalSwipes,
-                                                 feedback: result.feedback)
+                                                 feedback: result.feedback, organic: organic)
                     let body = try WireJSON.encode(response)
                     events.append(StoredEvent(kind: .swipe, clientID: swipe.swipeID, requestDigest: digest,
                                               payload: try WireJSON.encode(swipe), response: body, createdAt: now))
                     inBatch[swipe.swipeID] = digest
-                    items[i] = SyncItem(swipeID: swipe.swipeID, status: 200, result: try JSONDecoder().decode(JSONValue.self, from: body))
+                    items[i] = SyncItem(swipeID: swipe.swipeID, status: 200, result: try JSONDecoder().decode(JSONValue.self, from: body), replayed: false)
                 } catch let error as APIError {
                     items[i] = SyncItem(swipeID: swipe.swipeID, status: Int(error.status.code),
                                         error: .init(code: error.code, message: error.message, details: error.details))
@@ -412,8 +418,11 @@ struct SyncItem: Encodable, Sendable {
     var status: Int
     var result: JSONValue?
     var error: ErrorEnvelope.Body?
+    /// On success: whether this swipe id was recorded before (a resent queue), as
+    /// `Idempotent-Replayed` says for a single swipe.
+    var replayed: Bool?
 
-    enum CodingKeys: String, CodingKey { case swipeID = "swipe_id", status, result, error }
+    enum CodingKeys: String, CodingKey { case swipeID = "swipe_id", status, result, error, replayed }
 }
 
 /// One log entry as clients see it.

@@ -350,7 +350,10 @@ final class StudentService<M: ServableMatcher>: Sendable {
             }
         case .swipe:
             let swipe = try JSONDecoder().decode(SwipeRequest.self, from: event.payload).swipe
-            guard try session.recordSwipe(swipe).outcome == .recorded else { throw StoreError("swipe \(event.seq) is a duplicate") }
+            // As it was recorded: on its served card, or organic (the same state decides the same way).
+            guard try session.recordOrganicSwipe(swipe).result.outcome == .recorded else {
+                throw StoreError("swipe \(event.seq) is a duplicate")
+            }
         case .feedback:
             let answer = try JSONDecoder().decode(FeedbackPayload.self, from: event.payload)
             try session.submitFeedback(cardID: answer.schoolID, options: answer.options)

@@ -1,0 +1,61 @@
+/// A served card the student has not acted on yet, as it would be shown now.
+public struct OpenCard: Sendable, Hashable {
+    /// The card, scored with the student's current model.
+    public var recommendation: Recommendation
+    /// Its 1-based serving position (where it sits in the impression log).
+    public var position: Int
+}
+
+extension SwipeSession {
+    /// The served cards the student has neither swiped nor saved, oldest first, at most
+    /// `limit`: a deck is what the student has been dealt and not yet played, so asking for it
+    /// again (a retried request, a lost response, a pull-to-refresh, another device) returns
+    /// the same cards instead of using up new ones. Each is re-scored with the current model:
+    /// match score, grade and explanations follow what the student taught since; the probe
+    /// flag is the one it was served with.
+    ///
+    /// - Parameter limit: The most cards.
+    /// - Returns: The open cards, in serving order.
+    /// - Complexity: O(N·D) for the scores when any card is open, plus O(swipes).
+    public func openCards(limit: Int) -> [OpenCard] {
+        guard limit > 0 else { return [] }
+        // A served card saved from its detail page has a judgement but no swipe: it is played.
+        let judged = Set(swipes.values.map(\.cardID))
+        let open = served.lazy.filter { $0.action == nil && !judged.contains($0.cardID) }.prefix(limit)
+        guard !open.isEmpty else { return [] }
+        let weights = self.weights
+        var raw: [Float] = []
+        engine.rawScores(weights: weights, student: student, into: &raw)
+        let reasons = CollaborativeReasons(session: self, terms: collaborativeTerms, raw: raw)
+        return open.map { served in
+            var card = engine.matcher.card(row: served.row, raw: engine.matchRaw(raw[served.row], row: served.row), student: student,
+                                           weights: weights, isProbe: served.isProbe)
+            if let reason = reasons?.reason(row: served.row, raw: raw[served.row], session: self) { card.explanations.insert(reason, at: 0) }
+            return OpenCard(recommendation: card, position: served.position)
+        }
+    }
+}
+
+/// A deck: the cards dealt before and not played, then the ones dealt now.
+public struct Deck: Sendable, Hashable {
+    /// Open cards from earlier deals, oldest first.
+    public var open: [OpenCard]
+    /// The cards dealt by this call (served and logged now).
+    public var dealt: RecommendationResponse
+
+    /// Every card's item id, in the order to show them.
+    public var ids: [String] { open.map(\.recommendation.item.id) + dealt.recommendations.map(\.item.id) }
+}
+
+extension SwipeSession {
+    /// `count` cards to show: the open ones first (`openCards(limit:)`), then new ones dealt
+    /// (`recommendations(count:)`) for the rest. Asking again without playing returns the same
+    /// deck and deals nothing.
+    ///
+    /// - Parameter count: The deck size.
+    /// - Returns: The open cards and the newly dealt ones.
+    public mutating func deck(count: Int) -> Deck {
+        let open = openCards(limit: count)
+        return Deck(open: open, dealt: recommendations(count: max(0, count - open.count)))
+    }
+}

@@ -1,0 +1,124 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import SwipeRank
+
+/// What an app asks before a student exists: which catalog this is (`GET /catalog`) and the
+/// majors a profile can name (`GET /catalog/majors`, the picker). No token: catalog data only.
+struct CatalogInfoController<M: ServableMatcher>: Sendable {
+    typealias Context = SwipeRankRequestContext
+    let service: StudentService<M>
+    /// Encoded once per catalog version (a few hundred titles, asked by every new app install).
+    let majors: Data?
+
+    init(service: StudentService<M>) {
+        self.service = service
+        majors = service.engine.matcher.majorListing.flatMap { try? WireJSON.encode(MajorsBody(majors: $0)) }
+    }
+
+    func addRoutes(to router: Router<Context>, table: RouteTable) {
+        router.get("catalog") { _, _ -> Response in
+            let vocabulary = M.vocabulary
+            let body = CatalogBody(kind: vocabulary.hasMajors ? "schools" : "items", item: vocabulary.item, itemIDKey: vocabulary.itemID,
+                                   items: service.engine.matcher.catalog.count, fingerprint: service.engine.catalogFingerprint,
+                                   sequence: service.catalogSequence, hasMajors: majors != nil)
+            return .json(try WireJSON.encode(body), cache: CachePolicy.neverStore)
+        }
+        router.get("catalog/majors") { _, _ -> Response in
+            guard let majors else {
+                throw APIError.notFound("this catalog's profiles have no majors", details: ["resource": .string("majors")])
+            }
+            return .json(majors, cache: CachePolicy.publicCatalog)
+        }
+        table.add(.get, "/catalog")
+        table.add(.get, "/catalog/majors")
+    }
+}
+
+/// `GET /catalog`.
+struct CatalogBody: Encodable {
+    var kind: String
+    var item: String
+    var itemIDKey: String
+    var items: Int
+    var fingerprint: String
+    var sequence: Int
+    var hasMajors: Bool
+    enum CodingKeys: String, CodingKey {
+        case kind, item, itemIDKey = "item_id_key", items, fingerprint, sequence, hasMajors = "has_majors"
+    }
+}
+
+/// `GET /catalog/majors`.
+struct MajorsBody: Encodable {
+    var majors: [MajorListing]
+}
+
+/// The web app at `/app/`: plain files (HTML, CSS, ES modules) compiled into the binary
+/// (`WebAssets`, written by `scripts/embed-web`), or read from a folder on disk when the
+/// service is started with `--app-dir` (editing the app without rebuilding). Each file has a
+/// content ETag and `no-cache`, so a browser revalidates and an upgrade shows at once.
+struct WebAppController: Sendable {
+    typealias Context = SwipeRankRequestContext
+    /// A folder to serve instead of the compiled-in copy.
+    let directory: String?
+
+    /// Content types of the files an app ships.
+    static let types = [
+        "html": "text/html; charset=utf-8", "css": "text/css; charset=utf-8", "js": "text/javascript; charset=utf-8",
+        "json": "application/json; charset=utf-8", "svg": "image/svg+xml", "webmanifest": "application/manifest+json",
+        "txt": "text/plain; charset=utf-8",
+    ]
+    /// The app talks to this origin, or (development) to one named in the URL; inline script never.
+    static let securityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+        + "connect-src 'self' http://127.0.0.1:* http://localhost:*; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+    func addRoutes(to router: Router<Context>, table: RouteTable) {
+        // The router matches `/app` and `/app/` alike; the page's relative links need the slash.
+        router.get("app") { request, _ in
+            request.uri.path.hasSuffix("/") ? try serve("index.html", request)
+                : Response(status: .permanentRedirect, headers: [.location: "/app/"])
+        }
+        router.get("app/**") { request, context in
+            try serve(context.parameters.getCatchAll().joined(separator: "/"), request)
+        }
+        table.add(.get, "/app")
+        table.add(.get, "/app/**")
+    }
+
+    private func serve(_ path: String, _ request: Request) throws -> Response {
+        let name = path.isEmpty ? "index.html" : path
+        guard let (bytes, type) = try file(name) else {
+            throw APIError.notFound("no app file \"\(name.prefix(128))\"", details: ["resource": .string("app file")])
+        }
+        let etag = "\"" + SHA256.hash(data: bytes).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
+        var headers: HTTPFields = [.eTag: etag, .cacheControl: "no-cache", .xContentTypeOptions: "nosniff"]
+        if type.hasPrefix("text/html") {
+            headers[.contentSecurityPolicy] = Self.securityPolicy
+            headers[.referrerPolicy] = "no-referrer"
+        }
+        if request.ifNoneMatch(etag) { return Response(status: .notModified, headers: headers) }
+        headers[.contentType] = type
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// The bytes and type of an app file, or nil when there is none by that name.
+    private func file(_ name: String) throws -> (Data, String)? {
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        // Names are plain relative paths: nothing climbs out of the app folder or hides.
+        guard !parts.contains(where: { $0.isEmpty || $0.hasPrefix(".") }),
+              let ext = parts.last?.split(separator: ".").last.map(String.init), let type = Self.types[ext] else { return nil }
+        guard let directory else {
+            return WebAssets.files[name].map { (Data($0.utf8), type) }
+        }
+        let url = URL(fileURLWithPath: directory).appendingPathComponent(name)
+        guard let data = try? Data(contentsOf: url) else { return nil }
+        return (data, type)
+    }
+}
+
+extension HTTPField.Name {
+    static let xContentTypeOptions = Self("X-Content-Type-Options")!
+    static let referrerPolicy = Self("Referrer-Policy")!
+}
