@@ -16,8 +16,9 @@ public struct ServerConfiguration: Sendable {
     public var port = 8080
     /// Token verification.
     public var auth = AuthConfiguration(hmacSecret: AuthConfiguration.developmentSecret)
-    /// Requests per student per hour (token bucket).
-    public var rateLimitPerHour = 1_000
+    /// Requests per student per hour (token bucket): one swipe a second sustained, with bursts.
+    /// A sync batch counts as one request per 10 swipes.
+    public var rateLimitPerHour = 3_600
     /// The most operations in one `/student/batch`.
     public var maxBatchOperations = 20
     /// Service limits.
@@ -274,7 +275,7 @@ func makeGeneration<M: ServableMatcher>(
     let student = router.group("student")
         .add(middleware: StudentAuthMiddleware(keys: keys, verified: verified))
         .add(middleware: RateLimitMiddleware(buckets: buckets))
-    StudentController(service: service, groups: groups, metrics: metrics).addRoutes(to: student, table: table)
+    StudentController(service: service, groups: groups, metrics: metrics, buckets: buckets).addRoutes(to: student, table: table)
     EventController(store: store, engine: engine, options: configuration.service).addRoutes(
         to: router.group("events").add(middleware: StudentAuthMiddleware(keys: keys, verified: verified)).add(middleware: RateLimitMiddleware(buckets: buckets)),
         table: table)

@@ -3,7 +3,7 @@ import SwipeRank
 
 /// Reads an input for a subcommand (`-`: standard input), as a `CLIError` naming the path.
 func readInput(_ path: String, what: String) throws -> Data {
-    do { return try InputFile.read(path, what: what, maxBytes: 64 << 20) } catch { throw CLIError(error.description) }
+    do { return try InputFile.read(ShippedData.resolve(path), what: what, maxBytes: 64 << 20) } catch { throw CLIError(error.description) }
 }
 
 /// Creates `folder` (and its parents) or explains in one line why it cannot: Foundation's

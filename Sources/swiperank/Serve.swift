@@ -61,7 +61,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Serve the web app from this folder instead of the copy compiled in (developing the app: edit and reload) (env SWIPERANK_APP_DIR).")
     var appDir: String?
 
-    @Option(help: "Requests per student per hour (env SWIPERANK_RATE_LIMIT; default 1000).")
+    @Option(help: "Requests per student per hour (env SWIPERANK_RATE_LIMIT; default 3600); a sync batch counts as one request per 10 swipes.")
     var rateLimit: Int?
 
     @Option(help: "Live sessions cached in memory (env SWIPERANK_CACHE_SESSIONS; default 2000).")
@@ -346,9 +346,9 @@ struct CatalogSpec: Decodable, Sendable {
             if let factorFile { do { engine = try engine.withFactors(factorFile) } catch { throw named(factorsPath, error) } }
             return engine
         }
-        let table = try CSVTable(contentsOfFile: catalog)
+        let table = try CSVTable(contentsOfFile: ShippedData.resolve(catalog))
         if let schema {
-            let itemSchema = try ItemSchema.load(contentsOfFile: schema)
+            let itemSchema = try ItemSchema.load(contentsOfFile: ShippedData.resolve(schema))
             let (region, path) = (regionAttribute, catalog)
             let make: @Sendable (CSVTable) throws -> SwipeEngine<ItemMatcher> = { table in
                 let catalog = try Catalog(table: table, schema: itemSchema)
@@ -360,7 +360,7 @@ struct CatalogSpec: Decodable, Sendable {
             }
             return .items(try make(table), CatalogSource(base: table, idColumn: itemSchema.idColumn, makeEngine: make))
         }
-        let majorsTable = try CSVTable(contentsOfFile: majors ?? "datasets/school_majors.csv")
+        let majorsTable = try CSVTable(contentsOfFile: ShippedData.resolve(majors ?? "datasets/school_majors.csv"))
         let basis = termBasis ?? .standard
         let make: @Sendable (CSVTable) throws -> SwipeEngine<SchoolMatcher> = { table in
             let programs = try SchoolCatalog.programs(majorsTable, ofSchoolsIn: table)

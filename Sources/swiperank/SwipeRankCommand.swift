@@ -35,7 +35,7 @@ struct CatalogOptions: ParsableArguments {
     }
 
     func load() throws -> SchoolCatalog {
-        do { return try SchoolCatalog(schoolsPath: catalog, majorsPath: majors) }
+        do { return try SchoolCatalog(schoolsPath: ShippedData.resolve(catalog), majorsPath: ShippedData.resolve(majors)) }
         catch { throw CLIError(error.description) }
     }
 

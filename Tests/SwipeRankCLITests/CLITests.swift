@@ -17,13 +17,13 @@ struct CLI {
         return Bundle.main.bundleURL.appendingPathComponent("swiperank")
     }
 
-    static func run(_ arguments: [String], stdin: String? = nil,
-                    environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+                    directory: URL = root) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-        process.currentDirectoryURL = root
+        process.currentDirectoryURL = directory
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -47,6 +47,20 @@ struct CLI {
 
 @Suite("swiperank command line", .serialized)
 struct CLITests {
+    @Test("the shipped datasets are found from any working directory (next to the binary), an explicit missing file is named")
+    func anyWorkingDirectory() throws {
+        let elsewhere = FileManager.default.temporaryDirectory.appendingPathComponent("cwd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+        let result = try CLI.run(["recommend", "--profile", "datasets/sample-profile.json", "--count", "2"], directory: elsewhere)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("\"match_score\""))
+        let missing = try CLI.run(["recommend", "--profile", "datasets/sample-profile.json", "--catalog", "nowhere/schools.csv"],
+                                  directory: elsewhere)
+        #expect(missing.status != 0 && missing.stderr.contains("nowhere/schools.csv"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path).isEmpty, "nothing written where it ran")
+    }
+
     @Test("recommend prints the app's JSON for the sample profile")
     func recommend() throws {
         let result = try CLI.run(["recommend", "--profile", "datasets/sample-profile.json", "--count", "4"])

@@ -272,6 +272,27 @@ import Testing
         }
     }
 
+    @Test("rate limit: a sync batch of k swipes counts as ⌈k/10⌉ requests, refused whole (nothing applied) when the bucket is short")
+    func syncRateRule() async throws {
+        try await Harness(configure: { $0.rateLimitPerHour = 6 }).run { c in
+            try await c.createStudent("q")  // 1 of 6
+            let ids = Fixtures.engine.matcher.catalog.ids
+            func batch(_ range: Range<Int>) -> String {
+                let swipes = range.map { #"{"swipe_id":"s\#($0)","school_id":"\#(ids[$0])","action":"like","timestamp":\#($0)}"# }
+                return #"{"swipes":[\#(swipes.joined(separator: ","))]}"#
+            }
+            let first = try await c.call(.post, "/student/sync", student: "q", body: batch(0..<25))  // 3 requests: 2 left
+            #expect(first.status == .ok && first.headers[.init("X-RateLimit-Remaining")!] == "2")
+            let second = try await c.call(.post, "/student/sync", student: "q", body: batch(25..<50))  // needs 3, has 2
+            #expect(second.status == .tooManyRequests && (second.error["message"] as? String)?.contains("counts as 3") == true)
+            #expect(Int(second.headers[.retryAfter] ?? "") ?? 0 >= 1)
+            // Refused whole: the 25 are not recorded (the clock is fixed, so the bucket stays short).
+            let state = try await c.call(.get, "/student/learning-state", student: "q")  // the last request left
+            #expect(state.status == .ok && state.json["total_swipes"] as? Int == 25)
+            #expect(try await c.call(.get, "/student/learning-state", student: "q").status == .tooManyRequests)
+        }
+    }
+
     @Test("an organic swipe replays after a restart as it was recorded (no migration), and its card stays out of decks")
     func organicSwipeSurvivesRestart() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("organic-\(UUID().uuidString).sqlite").path

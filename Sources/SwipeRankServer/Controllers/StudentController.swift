@@ -11,6 +11,10 @@ struct StudentController<M: ServableMatcher>: Sendable {
     let service: StudentService<M>
     let groups: GroupService<M>
     let metrics: ServerMetrics
+    /// The students' rate limit: a sync batch costs one request per `swipesPerRequest` swipes.
+    let buckets: TokenBuckets
+    /// Swipes a sync may carry per request it is counted as (the middleware took the first).
+    static var swipesPerRequest: Int { 10 }
 
     func addRoutes(to group: RouterGroup<Context>, table: RouteTable) {
         func route(_ method: HTTPRequest.Method, _ path: String,
@@ -92,10 +96,23 @@ struct StudentController<M: ServableMatcher>: Sendable {
         route(.post, "sync") { request, context in
             let body = try await request.jsonBody(context: context)!
             let sync = try WireJSON.decode(SyncRequest.self, from: body, what: "body", maxBytes: context.maxUploadSize)
+            // A batch of k swipes counts as ⌈k / 10⌉ requests: batching pays, but an offline
+            // queue cannot carry more than the limit allows one request at a time.
+            let extra = (sync.swipes.count + Self.swipesPerRequest - 1) / Self.swipesPerRequest - 1
+            var remaining: HTTPFields = [:]
+            if extra > 0 {
+                switch buckets.take(try context.student, cost: extra) {
+                case let .failure(retry):
+                    throw APIError.rateLimited(retry, limit: Int(buckets.capacity),
+                                               what: "requests (a sync of \(sync.swipes.count) swipes counts as \(extra + 1))")
+                case let .success(left):
+                    remaining = [.xRateLimitRemaining: String(left)]
+                }
+            }
             let (data, recorded) = try await service.sync(try context.student, sync)
             // Swipes that arrive through the offline queue are swipes too.
             if recorded > 0 { metrics.swipes.increment(by: Int64(recorded)) }
-            return .json(data, cache: CachePolicy.neverStore)
+            return .json(data, cache: CachePolicy.neverStore, extra: remaining)
         }
         route(.get, "sync") { request, context in
             let since = try request.intQuery("since", default: 0, range: 0...Int(Int32.max))

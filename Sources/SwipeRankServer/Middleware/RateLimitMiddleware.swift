@@ -31,19 +31,21 @@ final class TokenBuckets: Sendable {
         { Double(clock()) / 1_000 }
     }
 
-    /// Takes one token; returns the tokens left, or the seconds until one is available.
-    func take(_ key: String) -> Result<Int, RetryAfter> {
+    /// Takes `cost` tokens (all or none); returns the tokens left, or the seconds until that
+    /// many are available (a cost above the capacity is capped at it, so it can always pass).
+    func take(_ key: String, cost: Int = 1) -> Result<Int, RetryAfter> {
         let t = now()
+        let cost = min(Double(max(1, cost)), capacity)
         return buckets.withLock { all in
             var b = all[key] ?? Bucket(tokens: capacity, updated: t)
             b.tokens = min(capacity, b.tokens + max(0, t - b.updated) * refillPerSecond)
             b.updated = t
             if all.count > 100_000 { all = all.filter { $0.value.tokens + (t - $0.value.updated) * refillPerSecond < capacity } }
-            guard b.tokens >= 1 else {
+            guard b.tokens >= cost else {
                 all[key] = b
-                return .failure(RetryAfter(seconds: max(1, Int(((1 - b.tokens) / refillPerSecond).rounded(.up)))))
+                return .failure(RetryAfter(seconds: max(1, Int(((cost - b.tokens) / refillPerSecond).rounded(.up)))))
             }
-            b.tokens -= 1
+            b.tokens -= cost
             all[key] = b
             return .success(Int(b.tokens))
         }
@@ -70,7 +72,8 @@ struct RateLimitMiddleware: RouterMiddleware {
             let fields: HTTPFields = [.xRateLimitLimit: limit, .xRateLimitRemaining: String(remaining)]
             do {
                 var response = try await next(request, context)
-                response.headers.append(contentsOf: fields)
+                // A route that charged more (a sync batch) has set its own, later count.
+                for field in fields where response.headers[field.name] == nil { response.headers.append(field) }
                 return response
             } catch let error as APIError {
                 throw error.adding(fields)  // errors count against the limit too, and say so
