@@ -293,6 +293,61 @@ import Testing
         }
     }
 
+    @Test("matches: liked and saved items newest first, one entry per item, paged; home: deck, state, counts and open groups in one call")
+    func matchesAndHome() async throws {
+        try await Harness().run { c in
+            try await c.createStudent("h")
+            let empty = try await c.call(.get, "/student/matches", student: "h")
+            #expect(empty.status == .ok && empty.json["count"] as? Int == 0 && empty.json["next_offset"] is NSNull)
+            let deck = try await c.deck("h", count: 8)
+            // Likes at 1…, dislikes in between; one liked card also saved; one organic like; one save alone.
+            var expected: [String] = []
+            for (i, school) in deck.enumerated() {
+                let like = i % 2 == 0
+                #expect(try await c.swipe("h", id: "m\(i)", school: school, like: like, at: Int64(10 + i)).status == .created)
+                if like { expected.insert(school, at: 0) }
+            }
+            let outside = Fixtures.engine.matcher.catalog.ids.filter { !deck.contains($0) }
+            #expect(try await c.swipe("h", id: "organic", school: outside[0], like: true, at: 30).json["organic"] as? Bool == true)
+            expected.insert(outside[0], at: 0)
+            #expect(try await c.call(.post, "/student/schools/\(outside[1])/save", student: "h", body: #"{"timestamp": 40}"#).status == .created)
+            expected.insert(outside[1], at: 0)
+            #expect(try await c.call(.post, "/student/schools/\(deck[0])/save", student: "h", body: #"{"timestamp": 50}"#).status == .created)
+            expected.removeAll { $0 == deck[0] }
+            expected.insert(deck[0], at: 0)
+
+            var seen: [String] = []
+            var details: [[String: Any]] = []
+            var offset: Int? = 0
+            while let at = offset {
+                let page = try await c.call(.get, "/student/matches?limit=3&offset=\(at)&fields=minimal", student: "h")
+                #expect(page.status == .ok && page.json["count"] as? Int == expected.count)
+                let cards = try #require(page.json["matches"] as? [[String: Any]])
+                seen += cards.compactMap { $0["school_id"] as? String }
+                details += page.json["details"] as? [[String: Any]] ?? []
+                #expect(cards.allSatisfy { $0["match_score"] is Double })
+                offset = page.json["next_offset"] as? Int
+            }
+            #expect(seen == expected)
+            #expect(details.first?["saved"] as? Bool == true && details.first?["swiped"] as? Bool == true && details.first?["liked_at"] as? Int == 50)
+            #expect(details[1]["saved"] as? Bool == true && details[1]["swiped"] as? Bool == false)
+            let bad = try await c.call(.get, "/student/matches?limit=0", student: "h")
+            #expect(bad.status == .badRequest && bad.details["field"] as? String == "limit")
+
+            let (groupID, _) = try await GroupRouteTests.makeGroup(c, "h")
+            let home = try await c.call(.get, "/student/home?count=4&fields=minimal", student: "h")
+            #expect(home.status == .ok)
+            #expect(home.json["total_swipes"] as? Int == 11 && home.json["saved_count"] as? Int == 2 && home.json["matches_count"] as? Int == expected.count)
+            let homeDeck = try #require(home.json["deck"] as? [String: Any])
+            let homeCards = (homeDeck["recommendations"] as? [[String: Any]] ?? []).compactMap { $0["school_id"] as? String }
+            #expect(homeCards.count == 4 && homeDeck["exhausted"] as? Bool == false)
+            #expect(try await c.deck("h", count: 4) == homeCards, "the home deck is the deck: asking again returns it")
+            let groups = try #require(home.json["open_groups"] as? [[String: Any]])
+            #expect(groups.count == 1 && groups[0]["session_id"] as? String == groupID)
+            #expect((home.json["learning_state"] as? [String: Any])?["phase"] as? String == "refinement")
+        }
+    }
+
     @Test("an organic swipe replays after a restart as it was recorded (no migration), and its card stays out of decks")
     func organicSwipeSurvivesRestart() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("organic-\(UUID().uuidString).sqlite").path

@@ -59,3 +59,47 @@ extension SwipeSession {
         return Deck(open: open, dealt: recommendations(count: max(0, count - open.count)))
     }
 }
+
+/// An item the student liked: swiped right, saved, or both.
+public struct LikedItem: Sendable, Hashable {
+    /// The item id.
+    public var cardID: String
+    /// When (the latest of the like's and the save's timestamps, the app's clock).
+    public var timestamp: Int64
+    /// Swiped right (on a served card, or organically).
+    public var swiped: Bool
+    /// Saved from a card or a detail page.
+    public var saved: Bool
+}
+
+extension SwipeSession {
+    /// The items the student liked or saved, newest first (by when the engine recorded them):
+    /// an app's matches screen. Items that left the catalog are not listed.
+    ///
+    /// - Parameter isSave: Which judgement ids are saves (the service's own convention).
+    /// - Returns: One entry per item.
+    /// - Complexity: O(events).
+    public func likedItems(isSave: (String) -> Bool) -> [LikedItem] {
+        var order: [String] = []
+        var byID: [String: LikedItem] = [:]
+        func note(_ swipe: Swipe, saved: Bool) {
+            guard swipe.action == .like, engine.matcher.catalog.row(of: swipe.cardID) != nil else { return }
+            var item = byID[swipe.cardID] ?? LikedItem(cardID: swipe.cardID, timestamp: swipe.timestamp, swiped: false, saved: false)
+            if byID[swipe.cardID] == nil { order.append(swipe.cardID) } else {
+                order.removeAll { $0 == swipe.cardID }
+                order.append(swipe.cardID)
+            }
+            item.timestamp = max(item.timestamp, swipe.timestamp)
+            if saved { item.saved = true } else { item.swiped = true }
+            byID[swipe.cardID] = item
+        }
+        for event in events {
+            switch event {
+            case let .swipe(swipe): note(swipe, saved: false)
+            case let .judged(swipe, _): note(swipe, saved: isSave(swipe.swipeID))
+            case .feedback, .retired: break
+            }
+        }
+        return order.reversed().compactMap { byID[$0] }
+    }
+}

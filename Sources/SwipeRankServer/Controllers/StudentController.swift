@@ -52,6 +52,24 @@ struct StudentController<M: ServableMatcher>: Sendable {
                                                           compressed: try request.boolQuery("compressed"), preload: true),
                          cache: CachePolicy.neverStore)
         }
+        route(.get, "matches") { request, context in
+            let limit = try request.intQuery("limit", default: 20, range: 1...100)
+            let offset = try request.intQuery("offset", default: 0, range: 0...Int(Int32.max))
+            return .json(try await service.matches(try context.student, limit: limit, offset: offset, fields: try request.fieldsQuery()),
+                         cache: CachePolicy.privateData)
+        }
+        route(.get, "home") { request, context in
+            let student = try context.student
+            let count = try request.intQuery("count", default: service.options.defaultCount, range: 1...service.options.maxCount)
+            let deck = try await service.recommendations(student, count: count, fields: try request.fieldsQuery(), compressed: false,
+                                                         preload: false)
+            let (state, saved, liked) = try await service.homeCounts(student)
+            let groups = try JSONDecoder().decode(JSONValue.self, from: try await self.groups.list(student, status: .open))
+            let open: JSONValue = if case let .object(o) = groups, let sessions = o["sessions"] { sessions } else { .array([]) }
+            let body = HomeBody(deck: try JSONDecoder().decode(JSONValue.self, from: deck), learningState: state.learningState,
+                                totalSwipes: state.totalSwipes, savedCount: saved, matchesCount: liked, openGroups: open)
+            return .json(try WireJSON.encode(body), cache: CachePolicy.neverStore)
+        }
         route(.post, "swipe") { request, context in
             let body = try await request.jsonBody(context: context)!
             // The plain reader first (the shape every client sends), within the same size limit.
