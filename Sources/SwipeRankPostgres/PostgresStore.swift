@@ -175,6 +175,23 @@ public final class PostgresStore: Sendable, Service {
                 created_at BIGINT NOT NULL)
             """,
         ]),
+        ("v5: the webhook outbox", [
+            """
+            CREATE TABLE webhook_deliveries (
+                id TEXT PRIMARY KEY,
+                event TEXT NOT NULL,
+                payload BYTEA NOT NULL,
+                status TEXT NOT NULL,
+                attempts BIGINT NOT NULL,
+                next_attempt_at BIGINT NOT NULL,
+                last_status BIGINT,
+                last_error TEXT,
+                created_at BIGINT NOT NULL,
+                delivered_at BIGINT)
+            """,
+            "CREATE INDEX webhook_due ON webhook_deliveries (status, next_attempt_at)",
+            "CREATE INDEX webhook_by_time ON webhook_deliveries (created_at)",
+        ]),
     ]
 
     /// Runs `body`, turning any failure into a `StoreError` that says what failed (the
@@ -464,6 +481,19 @@ extension PostgresStore: GroupStore {
     ///   - group: The new record.
     ///   - expectedVersion: The version read.
     public func updateGroup(_ group: GroupRecord, expectedVersion: Int) async throws(StoreError) -> AppendOutcome {
+        try await updateGroup(group, expectedVersion: expectedVersion, enqueuing: [])
+    }
+}
+
+extension PostgresStore: WebhookOutbox {
+    /// See `WebhookOutbox.updateGroup(_:expectedVersion:enqueuing:)`.
+    ///
+    /// - Parameters:
+    ///   - group: The new state.
+    ///   - expectedVersion: The version read.
+    ///   - deliveries: Stored in the same transaction.
+    public func updateGroup(_ group: GroupRecord, expectedVersion: Int, enqueuing deliveries: [WebhookDelivery]) async throws(StoreError)
+        -> AppendOutcome {
         try await call("updating a group") {
             try await client.withTransaction(logger: logger) { db in
                 var updated = 0
@@ -474,9 +504,77 @@ extension PostgresStore: GroupStore {
                     """, logger: self.logger).decode(Int.self) { updated += 1 }
                 guard updated == 1 else { return AppendOutcome.conflict }
                 try await Self.setMembers(group, db, self.logger)
+                for d in deliveries {
+                    try await db.query("""
+                        INSERT INTO webhook_deliveries
+                            (id, event, payload, status, attempts, next_attempt_at, last_status, last_error, created_at, delivered_at)
+                        VALUES (\(d.id), \(d.event), \(d.payload), \(d.status.rawValue), \(d.attempts), \(d.nextAttemptAt),
+                                \(d.lastStatus), \(d.lastError), \(d.createdAt), \(d.deliveredAt))
+                        ON CONFLICT (id) DO NOTHING
+                        """, logger: self.logger)
+                }
                 return .appended(version: expectedVersion + 1)
             }
         }
+    }
+
+    /// See `WebhookOutbox.claimWebhookDeliveries(now:leaseUntil:limit:)`: rows locked by another
+    /// instance's claim are skipped, not waited for.
+    ///
+    /// - Parameters:
+    ///   - now: The time.
+    ///   - leaseUntil: The lease's end.
+    ///   - limit: At most this many.
+    public func claimWebhookDeliveries(now: Int64, leaseUntil: Int64, limit: Int) async throws(StoreError) -> [WebhookDelivery] {
+        try await call("claiming webhook deliveries") {
+            try await deliveries(try await client.query("""
+                UPDATE webhook_deliveries SET next_attempt_at = \(leaseUntil)
+                WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= \(now)
+                             ORDER BY next_attempt_at, id LIMIT \(max(0, limit)) FOR UPDATE SKIP LOCKED)
+                RETURNING \(unescaped: Self.deliveryColumns)
+                """, logger: logger)).sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        }
+    }
+
+    /// See `WebhookOutbox.recordWebhookAttempt(_:)`.
+    ///
+    /// - Parameter d: The delivery as it now is.
+    public func recordWebhookAttempt(_ d: WebhookDelivery) async throws(StoreError) {
+        try await call("recording a webhook attempt") {
+            try await client.query("""
+                UPDATE webhook_deliveries SET status = \(d.status.rawValue), attempts = \(d.attempts), next_attempt_at = \(d.nextAttemptAt),
+                    last_status = \(d.lastStatus), last_error = \(d.lastError), delivered_at = \(d.deliveredAt)
+                WHERE id = \(d.id)
+                """, logger: logger)
+        }
+    }
+
+    /// See `WebhookOutbox.webhookDeliveries(status:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - status: A filter.
+    ///   - limit: At most this many.
+    public func webhookDeliveries(status: WebhookDelivery.Status?, limit: Int) async throws(StoreError) -> [WebhookDelivery] {
+        try await call("listing webhook deliveries") {
+            try await deliveries(try await client.query("""
+                SELECT \(unescaped: Self.deliveryColumns) FROM webhook_deliveries
+                WHERE \(status == nil) OR status = \(status?.rawValue ?? "")
+                ORDER BY created_at DESC, id DESC LIMIT \(max(0, limit))
+                """, logger: logger))
+        }
+    }
+
+    static let deliveryColumns = "id, event, payload, status, attempts, next_attempt_at, last_status, last_error, created_at, delivered_at"
+
+    private func deliveries(_ rows: PostgresRowSequence) async throws -> [WebhookDelivery] {
+        var out: [WebhookDelivery] = []
+        for try await (id, event, payload, status, attempts, next, lastStatus, lastError, created, delivered)
+            in rows.decode((String, String, Data, String, Int, Int64, Int?, String?, Int64, Int64?).self) {
+            out.append(WebhookDelivery(id: id, event: event, payload: payload, status: WebhookDelivery.Status(rawValue: status) ?? .failed,
+                                       attempts: attempts, nextAttemptAt: next, lastStatus: lastStatus, lastError: lastError,
+                                       createdAt: created, deliveredAt: delivered))
+        }
+        return out
     }
 
     /// See `GroupStore.groups(ofMember:status:limit:)`.

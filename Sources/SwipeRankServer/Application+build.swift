@@ -42,6 +42,8 @@ public struct ServerConfiguration: Sendable {
     public var jwksFile: String?
     /// How often `jwksFile` is re-read.
     public var jwksReloadInterval: Duration = .seconds(60)
+    /// Group matches announced to the app's backend (signed POSTs from a stored outbox); nil: off.
+    public var webhook: WebhookConfiguration?
     /// A folder to serve the web app from instead of the copy compiled in (development).
     public var appDirectory: String?
     /// Makes the id of each new guest (`POST /auth/guest`); random by default.
@@ -97,14 +99,19 @@ func buildCatalogs<M: ServableMatcher>(
     engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, catalog: CatalogSource<M>?,
     catalogs: [ServedCatalog], logger: Logger
 ) async throws -> (CatalogsResponder, [any Service]) {
+    // One webhook dispatcher for every catalog: the outbox is the store's, not a catalog's.
+    func dispatcher(_ metrics: ServerMetrics) -> [any Service] {
+        configuration.webhook.map { [WebhookDispatcher(store: store, configuration: $0, logger: logger, metrics: metrics)] } ?? []
+    }
     guard !catalogs.isEmpty else {
         let parts = try await buildParts(engine: engine, store: store, configuration: configuration, catalog: catalog, logger: logger)
-        return (CatalogsResponder(fallback: parts.responder, named: [:]), backgroundServices(parts, configuration: configuration))
+        return (CatalogsResponder(fallback: parts.responder, named: [:]),
+                backgroundServices(parts, configuration: configuration) + dispatcher(parts.shared.metrics))
     }
     guard Set(catalogs.map(\.name)).count == catalogs.count else { throw CatalogStartError("two catalogs have the same name") }
     let parts = try await buildParts(engine: engine, store: NamespacedStore.make(store, catalog: nil), configuration: configuration,
                                      catalog: catalog, logger: logger)
-    var services = backgroundServices(parts, configuration: configuration)
+    var services = backgroundServices(parts, configuration: configuration) + dispatcher(parts.shared.metrics)
     var named: [String: any HTTPResponder<SwipeRankRequestContext>] = [:]
     for served in catalogs {
         let (responder, own) = try await served.build(store, configuration, logger, parts.shared.metrics)
@@ -257,7 +264,9 @@ func makeGeneration<M: ServableMatcher>(
     let (store, logger, metrics, keys, verified, buckets) = (shared.store, shared.logger, shared.metrics, shared.keys, shared.verified, shared.buckets)
     let service = StudentService(engine: engine, store: store, options: configuration.service, logger: logger,
                                  locks: shared.locks, migrations: shared.migrations, catalogSequence: sequence, catalogLog: store)
-    let groups = GroupService(engine: engine, store: store, students: service, options: configuration.groups, logger: logger,
+    var groupOptions = configuration.groups
+    groupOptions.announceMatches = configuration.webhook != nil
+    let groups = GroupService(engine: engine, store: store, students: service, options: groupOptions, logger: logger,
                               hub: shared.hub, relay: shared.relay, joinBuckets: shared.joinBuckets)
     let box = ResponderBox()
     let table = RouteTable()
@@ -283,6 +292,8 @@ func makeGeneration<M: ServableMatcher>(
         to: router.group("groups").add(middleware: StudentAuthMiddleware(keys: keys, verified: verified)).add(middleware: RateLimitMiddleware(buckets: buckets)),
         table: table)
     BatchController(box: box, maxOperations: configuration.maxBatchOperations).addRoutes(to: student, table: table)
+    WebhookController(store: store).addRoutes(
+        to: router.group("webhooks").add(middleware: OperatorAuthMiddleware(key: configuration.operatorKey)), table: table)
     ItemController(catalog: catalog, clock: configuration.service.clock, maxEdits: configuration.maxItemEdits).addRoutes(
         to: router.group("items").add(middleware: OperatorAuthMiddleware(key: configuration.operatorKey)), table: table)
     let responder = router.buildResponder()

@@ -94,4 +94,4 @@ public struct GroupRecord: Sendable, Hashable {
 }
 
 /// Everything the service needs from a store: students, groups, the app's events and the catalog's changes.
-public typealias ServiceStore = StudentStore & GroupStore & AppEventLog & CatalogLog
+public typealias ServiceStore = StudentStore & GroupStore & AppEventLog & CatalogLog & WebhookOutbox

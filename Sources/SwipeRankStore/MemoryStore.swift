@@ -157,6 +157,8 @@ public final class MemoryStore: StudentStore {
 /// Groups in memory: `MemoryStore` keeps them beside its students.
 final class MemoryGroups: Sendable {
     let groups = Mutex<[String: GroupRecord]>([:])
+    /// The webhook outbox (locked inside `groups` when written with a group update).
+    let deliveries = Mutex<[String: WebhookDelivery]>([:])
     init() {}
 }
 
@@ -310,6 +312,72 @@ extension MemoryStore: CatalogLog {
                 log.append(stored)
             }
             return log.count
+        }
+    }
+}
+
+extension MemoryStore: WebhookOutbox {
+    /// See `WebhookOutbox.updateGroup(_:expectedVersion:enqueuing:)`.
+    ///
+    /// - Parameters:
+    ///   - group: The new record.
+    ///   - expectedVersion: The version read.
+    ///   - deliveries: Stored with it.
+    public func updateGroup(_ group: GroupRecord, expectedVersion: Int, enqueuing deliveries: [WebhookDelivery]) async throws(StoreError)
+        -> AppendOutcome {
+        groupTable.groups.withLock { all in
+            guard let current = all[group.groupID], current.version == expectedVersion else { return .conflict }
+            var stored = group
+            stored.version = expectedVersion + 1
+            stored.members.sort()
+            stored.inviteCode = current.inviteCode
+            stored.createdAt = current.createdAt
+            all[group.groupID] = stored
+            groupTable.deliveries.withLock { outbox in
+                for delivery in deliveries where outbox[delivery.id] == nil { outbox[delivery.id] = delivery }
+            }
+            return .appended(version: stored.version)
+        }
+    }
+
+    /// See `WebhookOutbox.claimWebhookDeliveries(now:leaseUntil:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - now: The time.
+    ///   - leaseUntil: The lease's end.
+    ///   - limit: At most this many.
+    public func claimWebhookDeliveries(now: Int64, leaseUntil: Int64, limit: Int) async throws(StoreError) -> [WebhookDelivery] {
+        groupTable.deliveries.withLock { outbox in
+            let due = outbox.values.filter { $0.status == .pending && $0.nextAttemptAt <= now }
+                .sorted { ($0.nextAttemptAt, $0.id) < ($1.nextAttemptAt, $1.id) }.prefix(max(0, limit))
+            return due.map { delivery in
+                var leased = delivery
+                leased.nextAttemptAt = leaseUntil
+                outbox[delivery.id] = leased
+                return leased
+            }
+        }
+    }
+
+    /// See `WebhookOutbox.recordWebhookAttempt(_:)`.
+    ///
+    /// - Parameter delivery: The delivery as it now is.
+    public func recordWebhookAttempt(_ delivery: WebhookDelivery) async throws(StoreError) {
+        groupTable.deliveries.withLock { outbox in
+            guard outbox[delivery.id] != nil else { return }
+            outbox[delivery.id] = delivery
+        }
+    }
+
+    /// See `WebhookOutbox.webhookDeliveries(status:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - status: A filter.
+    ///   - limit: At most this many.
+    public func webhookDeliveries(status: WebhookDelivery.Status?, limit: Int) async throws(StoreError) -> [WebhookDelivery] {
+        groupTable.deliveries.withLock { outbox in
+            Array(outbox.values.filter { status == nil || $0.status == status }
+                .sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }.prefix(max(0, limit)))
         }
     }
 }

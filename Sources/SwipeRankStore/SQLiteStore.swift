@@ -187,6 +187,24 @@ public final class SQLiteStore: StudentStore {
                 )
                 """)
         }
+        migrator.registerMigration("v7: the webhook outbox") { db in
+            try db.execute(sql: """
+                CREATE TABLE webhook_deliveries (
+                    id TEXT PRIMARY KEY,
+                    event TEXT NOT NULL,
+                    payload BLOB NOT NULL,
+                    status TEXT NOT NULL,
+                    attempts INTEGER NOT NULL,
+                    next_attempt_at INTEGER NOT NULL,
+                    last_status INTEGER,
+                    last_error TEXT,
+                    created_at INTEGER NOT NULL,
+                    delivered_at INTEGER
+                );
+                CREATE INDEX webhook_due ON webhook_deliveries(status, next_attempt_at);
+                CREATE INDEX webhook_by_time ON webhook_deliveries(created_at);
+                """)
+        }
         return migrator
     }
 
@@ -532,19 +550,7 @@ extension SQLiteStore: GroupStore {
     ///   - group: The new record.
     ///   - expectedVersion: The version read.
     public func updateGroup(_ group: GroupRecord, expectedVersion: Int) async throws(StoreError) -> AppendOutcome {
-        do {
-            return try await pool.write { db in
-                try db.execute(sql: """
-                    UPDATE groups SET status = ?, state = ?, version = version + 1, updated_at = ?
-                    WHERE group_id = ? AND version = ?
-                    """, arguments: [group.status, group.state, group.updatedAt, group.groupID, expectedVersion])
-                guard db.changesCount == 1 else { return .conflict }
-                try Self.setMembers(group, db)
-                return .appended(version: expectedVersion + 1)
-            }
-        } catch {
-            throw StoreError("updating a group failed: \(error)")
-        }
+        try await updateGroup(group, expectedVersion: expectedVersion, enqueuing: [])
     }
 
     /// See `GroupStore.groups(ofMember:status:limit:)`.
@@ -698,5 +704,101 @@ extension SQLiteStore: CatalogLog {
         } catch {
             throw StoreError("appending catalog changes failed: \(error)")
         }
+    }
+}
+
+extension SQLiteStore: WebhookOutbox {
+    /// See `WebhookOutbox.updateGroup(_:expectedVersion:enqueuing:)`.
+    ///
+    /// - Parameters:
+    ///   - group: The new state.
+    ///   - expectedVersion: The version read.
+    ///   - deliveries: Stored in the same transaction.
+    public func updateGroup(_ group: GroupRecord, expectedVersion: Int, enqueuing deliveries: [WebhookDelivery]) async throws(StoreError)
+        -> AppendOutcome {
+        do {
+            return try await pool.write { db in
+                try db.execute(sql: """
+                    UPDATE groups SET status = ?, state = ?, version = version + 1, updated_at = ?
+                    WHERE group_id = ? AND version = ?
+                    """, arguments: [group.status, group.state, group.updatedAt, group.groupID, expectedVersion])
+                guard db.changesCount == 1 else { return .conflict }
+                try Self.setMembers(group, db)
+                for d in deliveries {
+                    try db.execute(sql: """
+                        INSERT OR IGNORE INTO webhook_deliveries
+                            (id, event, payload, status, attempts, next_attempt_at, last_status, last_error, created_at, delivered_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """, arguments: [d.id, d.event, d.payload, d.status.rawValue, d.attempts, d.nextAttemptAt, d.lastStatus,
+                                         d.lastError, d.createdAt, d.deliveredAt])
+                }
+                return .appended(version: expectedVersion + 1)
+            }
+        } catch {
+            throw StoreError("updating a group failed: \(error)")
+        }
+    }
+
+    /// See `WebhookOutbox.claimWebhookDeliveries(now:leaseUntil:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - now: The time.
+    ///   - leaseUntil: The lease's end.
+    ///   - limit: At most this many.
+    public func claimWebhookDeliveries(now: Int64, leaseUntil: Int64, limit: Int) async throws(StoreError) -> [WebhookDelivery] {
+        do {
+            return try await pool.write { db in
+                let due = try Row.fetchAll(db, sql: """
+                    SELECT \(Self.deliveryColumns) FROM webhook_deliveries
+                    WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
+                    """, arguments: [now, max(0, limit)]).map(Self.delivery)
+                for d in due {
+                    try db.execute(sql: "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?", arguments: [leaseUntil, d.id])
+                }
+                return due.map { var leased = $0; leased.nextAttemptAt = leaseUntil; return leased }
+            }
+        } catch {
+            throw StoreError("claiming webhook deliveries failed: \(error)")
+        }
+    }
+
+    /// See `WebhookOutbox.recordWebhookAttempt(_:)`.
+    ///
+    /// - Parameter d: The delivery as it now is.
+    public func recordWebhookAttempt(_ d: WebhookDelivery) async throws(StoreError) {
+        do {
+            try await pool.write { db in
+                try db.execute(sql: """
+                    UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_status = ?, last_error = ?,
+                        delivered_at = ?
+                    WHERE id = ?
+                    """, arguments: [d.status.rawValue, d.attempts, d.nextAttemptAt, d.lastStatus, d.lastError, d.deliveredAt, d.id])
+            }
+        } catch {
+            throw StoreError("recording a webhook attempt failed: \(error)")
+        }
+    }
+
+    /// See `WebhookOutbox.webhookDeliveries(status:limit:)`.
+    ///
+    /// - Parameters:
+    ///   - status: A filter.
+    ///   - limit: At most this many.
+    public func webhookDeliveries(status: WebhookDelivery.Status?, limit: Int) async throws(StoreError) -> [WebhookDelivery] {
+        try await read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(Self.deliveryColumns) FROM webhook_deliveries
+                WHERE ? IS NULL OR status = ? ORDER BY created_at DESC, id DESC LIMIT ?
+                """, arguments: [status?.rawValue, status?.rawValue, max(0, limit)]).map(Self.delivery)
+        }
+    }
+
+    static let deliveryColumns = "id, event, payload, status, attempts, next_attempt_at, last_status, last_error, created_at, delivered_at"
+
+    static func delivery(_ row: Row) -> WebhookDelivery {
+        WebhookDelivery(id: row["id"], event: row["event"], payload: row["payload"],
+                        status: WebhookDelivery.Status(rawValue: row["status"]) ?? .failed, attempts: row["attempts"],
+                        nextAttemptAt: row["next_attempt_at"], lastStatus: row["last_status"], lastError: row["last_error"],
+                        createdAt: row["created_at"], deliveredAt: row["delivered_at"])
     }
 }

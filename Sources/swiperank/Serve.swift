@@ -61,6 +61,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Serve the web app from this folder instead of the copy compiled in (developing the app: edit and reload) (env SWIPERANK_APP_DIR).")
     var appDir: String?
 
+    @Option(help: "Announce group matches to the app's backend: a signed POST (X-SwipeRank-Signature, HMAC-SHA256 with SWIPERANK_WEBHOOK_SECRET, ≥ 32 bytes) per match, from an outbox stored with the match, retried with backoff; the log at GET /webhooks/deliveries (operator key) (env SWIPERANK_WEBHOOK_URL).")
+    var webhookURL: String?
+
     @Option(help: "Requests per student per hour (env SWIPERANK_RATE_LIMIT; default 3600); a sync batch counts as one request per 10 swipes.")
     var rateLimit: Int?
 
@@ -156,6 +159,15 @@ struct Serve: AsyncParsableCommand {
         config.auth.guestTokens = guestName == "on"
         if config.auth.guestTokens && config.auth.hmacSecret == nil {
             throw ValidationError("--guest-tokens on needs SWIPERANK_JWT_SECRET: guest tokens are signed with it")
+        }
+        if let url = webhookURL ?? env["SWIPERANK_WEBHOOK_URL"], !url.isEmpty {
+            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
+                throw ValidationError("--webhook-url must be an http(s):// URL, got \(url.prefix(120))")
+            }
+            guard let secret = env["SWIPERANK_WEBHOOK_SECRET"], secret.utf8.count >= 32 else {
+                throw ValidationError("--webhook-url needs SWIPERANK_WEBHOOK_SECRET (at least 32 bytes): receivers check the signature with it")
+            }
+            config.webhook = WebhookConfiguration(url: url, secret: secret)
         }
         if let dir = appDir ?? env["SWIPERANK_APP_DIR"] {
             var isDirectory: ObjCBool = false

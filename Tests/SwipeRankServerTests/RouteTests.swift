@@ -409,6 +409,20 @@ extension FailingStore: GroupStore {
     }
 }
 
+extension FailingStore: WebhookOutbox {
+    func updateGroup(_ group: GroupRecord, expectedVersion: Int, enqueuing deliveries: [WebhookDelivery]) async throws(StoreError)
+        -> AppendOutcome {
+        throw StoreError("disk /var/secret.db gone")
+    }
+    func claimWebhookDeliveries(now: Int64, leaseUntil: Int64, limit: Int) async throws(StoreError) -> [WebhookDelivery] {
+        throw StoreError("disk /var/secret.db gone")
+    }
+    func recordWebhookAttempt(_ delivery: WebhookDelivery) async throws(StoreError) { throw StoreError("disk /var/secret.db gone") }
+    func webhookDeliveries(status: WebhookDelivery.Status?, limit: Int) async throws(StoreError) -> [WebhookDelivery] {
+        throw StoreError("disk /var/secret.db gone")
+    }
+}
+
 @Suite struct StoreFailureTests {
     @Test("a failing store: 503 not ready, 500 SERVER_ERROR with the request id and nothing internal")
     func failingStore() async throws {

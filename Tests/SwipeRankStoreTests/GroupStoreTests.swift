@@ -76,3 +76,60 @@ import Testing
         #expect(try await store.group("g")?.version == 2)
     }
 }
+
+/// The webhook outbox, on every store: deliveries are written with the group change or not at
+/// all, claimed under a lease, recorded, listed.
+@Suite struct WebhookOutboxConformanceTests {
+    typealias Kind = StoreConformanceTests.Kind
+
+    static func delivery(_ id: String, at: Int64) -> WebhookDelivery {
+        WebhookDelivery(id: id, event: "group.matched", payload: Data(#"{"id":"\#(id)"}"#.utf8), nextAttemptAt: at, createdAt: at)
+    }
+
+    @Test("stored with the group update (a conflicting update stores none); claimed once per lease; attempts recorded; listed newest first", arguments: Kind.available)
+    func outbox(kind: Kind) async throws {
+        let (store, done) = try await StoreConformanceTests.make(kind)
+        defer { done() }
+        #expect(try await store.createGroup(GroupStoreConformanceTests.record("g", code: "WWWW2222", members: ["a"])))
+        var next = try #require(try await store.group("g"))
+        next.status = "matched"
+        // A stale version: the group is not written, and neither is its delivery.
+        #expect(try await store.updateGroup(next, expectedVersion: 7, enqueuing: [Self.delivery("lost", at: 100)]) == .conflict)
+        #expect(try await store.webhookDeliveries(status: nil, limit: 10).isEmpty)
+        #expect(try await store.updateGroup(next, expectedVersion: 1, enqueuing: [Self.delivery("d1", at: 100), Self.delivery("d2", at: 200)])
+                == .appended(version: 2))
+        // The same id again is kept as it was.
+        var again = Self.delivery("d1", at: 999)
+        again.payload = Data("{}".utf8)
+        #expect(try await store.updateGroup(next, expectedVersion: 2, enqueuing: [again]) == .appended(version: 3))
+        #expect(try await store.webhookDeliveries(status: nil, limit: 10).map(\.id) == ["d2", "d1"])
+        #expect(try await store.webhookDeliveries(status: nil, limit: 10).last?.payload == Data(#"{"id":"d1"}"#.utf8))
+
+        // Due at 150: d1 only, leased until 1,150; a second claim meanwhile gets nothing.
+        let first = try await store.claimWebhookDeliveries(now: 150, leaseUntil: 1_150, limit: 10)
+        #expect(first.map(\.id) == ["d1"] && first[0].nextAttemptAt == 1_150 && first[0].status == .pending)
+        #expect(try await store.claimWebhookDeliveries(now: 160, leaseUntil: 1_160, limit: 10).isEmpty)
+        // After the lease (the sender died), d1 is due again; d2 (due earlier) comes first; the limit holds.
+        #expect(try await store.claimWebhookDeliveries(now: 1_200, leaseUntil: 2_200, limit: 1).map(\.id) == ["d2"])
+        #expect(try await store.claimWebhookDeliveries(now: 1_200, leaseUntil: 2_200, limit: 5).map(\.id) == ["d1"])
+        var failed = first[0]
+        failed.attempts = 1
+        failed.lastStatus = 500
+        failed.lastError = "HTTP 500"
+        failed.nextAttemptAt = 5_000
+        try await store.recordWebhookAttempt(failed)
+        #expect(try await store.claimWebhookDeliveries(now: 2_300, leaseUntil: 3_300, limit: 10).map(\.id) == ["d2"])
+        var delivered = try #require(try await store.webhookDeliveries(status: .pending, limit: 10).first { $0.id == "d1" })
+        #expect(delivered.attempts == 1 && delivered.lastStatus == 500 && delivered.lastError == "HTTP 500")
+        delivered.status = .delivered
+        delivered.attempts = 2
+        delivered.lastStatus = 204
+        delivered.lastError = nil
+        delivered.deliveredAt = 5_001
+        try await store.recordWebhookAttempt(delivered)
+        #expect(try await store.claimWebhookDeliveries(now: 9_000, leaseUntil: 9_999, limit: 10).map(\.id) == ["d2"])
+        let done1 = try await store.webhookDeliveries(status: .delivered, limit: 10)
+        #expect(done1.map(\.id) == ["d1"] && done1[0].deliveredAt == 5_001 && done1[0].lastError == nil && done1[0].lastStatus == 204)
+        #expect(try await store.webhookDeliveries(status: .failed, limit: 10).isEmpty)
+    }
+}

@@ -15,7 +15,7 @@ struct OperatorAuthMiddleware: RouterMiddleware {
         guard let header = request.headers[.authorization] else { throw APIError.authRequired }
         guard let key else {
             throw APIError(.forbidden, code: "ACCESS_DENIED",
-                           message: "the item API is off: start the server with SWIPERANK_OPERATOR_KEY set")
+                           message: "operator routes (the item API, the webhook log) are off: start the server with SWIPERANK_OPERATOR_KEY set")
         }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
@@ -24,7 +24,7 @@ struct OperatorAuthMiddleware: RouterMiddleware {
         // Compared as digests: constant time whatever the lengths.
         let given = SHA256.hash(data: Data(parts[1].utf8)), expected = SHA256.hash(data: Data(key.utf8))
         guard zip(given, expected).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else {
-            throw APIError(.forbidden, code: "ACCESS_DENIED", message: "this route needs the operator key; student tokens cannot edit the catalog")
+            throw APIError(.forbidden, code: "ACCESS_DENIED", message: "this route needs the operator key; student tokens cannot reach operator routes")
         }
         return try await next(request, context)
     }

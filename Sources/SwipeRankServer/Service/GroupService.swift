@@ -7,6 +7,9 @@ import SwipeRankStore
 public struct GroupOptions: Sendable {
     /// The most members a session may allow (a request may ask for fewer).
     public var maxMembers = 12
+    /// Whether a match is announced to the app's backend (a `group.matched` webhook delivery
+    /// stored with the match; `ServerConfiguration.webhook` sends it).
+    public var announceMatches = false
     /// Options added to the deck at a time (ranked with the members of that moment; small, so
     /// later joiners shape the deck soon).
     public var deckChunk = 10
@@ -330,7 +333,15 @@ final class GroupService<M: ServableMatcher>: Sendable {
                 updated.members = stored.session.members.map(\.id)
                 updated.creatorID = stored.session.creatorID
                 updated.updatedAt = now
-                switch try await students.storeCall({ try await self.store.updateGroup(updated, expectedVersion: record.version) }) {
+                // A match is announced by a delivery written in the same transaction: stored
+                // means announced (at least once), whatever fails afterwards.
+                var deliveries: [WebhookDelivery] = []
+                if options.announceMatches, record.status != GroupStatus.matched.rawValue, updated.status == GroupStatus.matched.rawValue {
+                    deliveries.append(try matchDelivery(stored, version: record.version + 1))
+                }
+                switch try await students.storeCall({
+                    try await self.store.updateGroup(updated, expectedVersion: record.version, enqueuing: deliveries)
+                }) {
                 case let .appended(version):
                     for event in try outcome.events(version) {
                         hub.publish(group, event)
@@ -390,6 +401,13 @@ final class GroupService<M: ServableMatcher>: Sendable {
         stored.exhausted = order.count == remaining.count
     }
 
+    /// The `group.matched` notification: the group as `GET /groups/{id}` shows it after the match.
+    private func matchDelivery(_ stored: StoredGroup, version: Int) throws -> WebhookDelivery {
+        let id = "group.matched:\(stored.session.id)"
+        let body = WebhookBody(id: id, event: "group.matched", createdAt: now, group: statusBody(stored, version: version))
+        return WebhookDelivery(id: id, event: "group.matched", payload: try WireJSON.encode(body), nextAttemptAt: now, createdAt: now)
+    }
+
     private func statusBody(_ stored: StoredGroup, version: Int) -> GroupStatusBody {
         let session = stored.session
         let likes = Dictionary(grouping: session.votes.filter { $0.action == .like && $0.outcome.recorded }, by: \.member)
@@ -417,4 +435,14 @@ struct MatchedEvent: Encodable {
     var matchedOptionID: String
     var matchedOption: ItemSummary?
     enum CodingKeys: String, CodingKey { case matchedOptionID = "matched_option_id", matchedOption = "matched_option" }
+}
+
+/// A webhook's JSON body.
+struct WebhookBody: Encodable {
+    /// The delivery id (also in `X-SwipeRank-Delivery`): receivers deduplicate by it.
+    var id: String
+    var event: String
+    var createdAt: Int64
+    var group: GroupStatusBody
+    enum CodingKeys: String, CodingKey { case id, event, createdAt = "created_at", group }
 }

@@ -13,9 +13,12 @@ class NamespacedStore: @unchecked Sendable {
     let inner: any ServiceStore
     /// The key prefix, or nil for the default catalog.
     let prefix: String?
+    /// The catalog's name (nil: the default catalog).
+    let catalog: String?
 
     init(_ inner: any ServiceStore, catalog: String?) {
         self.inner = inner
+        self.catalog = catalog
         prefix = catalog.map { "\u{1}\($0)\u{1}" }
     }
 
@@ -33,7 +36,7 @@ class NamespacedStore: @unchecked Sendable {
         inner is any StoreNotifications ? NotifyingNamespacedStore(inner, catalog: catalog) : NamespacedStore(inner, catalog: catalog)
     }
 
-    private func stored(_ group: GroupRecord) -> GroupRecord {
+    fileprivate func stored(_ group: GroupRecord) -> GroupRecord {
         var g = group
         g.groupID = key(g.groupID)
         g.inviteCode = key(g.inviteCode)
@@ -116,6 +119,35 @@ extension NamespacedStore: GroupStore {
 
     func groups(ofMember studentID: String, status: String?, limit: Int) async throws(StoreError) -> [GroupRecord] {
         try await inner.groups(ofMember: key(studentID), status: status, limit: limit).compactMap(served)
+    }
+}
+
+/// The outbox is one for the whole service (one dispatcher sends every catalog's deliveries):
+/// a catalog's deliveries get its name in the id (`restaurants/…`) and a `"catalog"` member.
+extension NamespacedStore: WebhookOutbox {
+    func updateGroup(_ group: GroupRecord, expectedVersion: Int, enqueuing deliveries: [WebhookDelivery]) async throws(StoreError)
+        -> AppendOutcome {
+        let named = deliveries.map { delivery -> WebhookDelivery in
+            guard let catalog else { return delivery }
+            var d = delivery
+            d.id = "\(catalog)/\(d.id)"
+            if var object = (try? JSONSerialization.jsonObject(with: d.payload)) as? [String: Any] {
+                object["catalog"] = catalog
+                d.payload = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? d.payload
+            }
+            return d
+        }
+        return try await inner.updateGroup(stored(group), expectedVersion: expectedVersion, enqueuing: named)
+    }
+
+    func claimWebhookDeliveries(now: Int64, leaseUntil: Int64, limit: Int) async throws(StoreError) -> [WebhookDelivery] {
+        try await inner.claimWebhookDeliveries(now: now, leaseUntil: leaseUntil, limit: limit)
+    }
+
+    func recordWebhookAttempt(_ delivery: WebhookDelivery) async throws(StoreError) { try await inner.recordWebhookAttempt(delivery) }
+
+    func webhookDeliveries(status: WebhookDelivery.Status?, limit: Int) async throws(StoreError) -> [WebhookDelivery] {
+        try await inner.webhookDeliveries(status: status, limit: limit)
     }
 }
 

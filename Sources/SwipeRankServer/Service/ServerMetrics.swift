@@ -27,6 +27,15 @@ public final class ServerMetrics: Sendable {
         }
     }
 
+    /// What became of a webhook attempt.
+    enum WebhookResult: String { case delivered, retried, failed }
+
+    /// Counts a webhook attempt's outcome.
+    func webhooks(_ result: WebhookResult) {
+        registry.makeCounter(name: "swiperank_webhook_attempts_total", labels: [("result", result.rawValue)],
+                             help: "Webhook delivery attempts by outcome (retried: will be tried again; failed: given up).").increment()
+    }
+
     /// The exposition text.
     public func render() -> String { registry.emitToString() }
 }
