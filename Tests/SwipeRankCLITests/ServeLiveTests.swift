@@ -305,7 +305,7 @@ struct MultiInstanceLiveTests {
         let events = try await stream.value
         let names = events.split(separator: "\n").filter { $0.hasPrefix("event: ") }.map { String($0.dropFirst(7)) }
         #expect(names == ["status", "joined", "matched"], "\(events)")
-        #expect(events.contains(#""student_id":"x-bob""#) && events.contains(#"{"matched_option_id":"\#(option)"}"#))
+        #expect(events.contains(#""student_id":"x-bob""#) && events.contains(#""matched_option_id":"\#(option)"}"#))
     }
 }
 
