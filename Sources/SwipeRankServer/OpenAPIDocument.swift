@@ -259,9 +259,9 @@ components:
         annual_budget: {type: number, nullable: true, minimum: 1, maximum: 10000000}
         sat: {type: number, nullable: true, minimum: 400, maximum: 1600}
         intended_majors: {type: array, nullable: true, maxItems: 20, items: {type: string, maxLength: 200}}
-        size_preference: {type: string, nullable: true, enum: [small, medium, large, any]}
-        control_preference: {type: string, nullable: true, enum: [public, private, any]}
-        setting_preference: {type: string, nullable: true, enum: [city, suburb, town, rural, any]}
+        size_preference: {type: string, nullable: true, enum: [small, medium, large, any, null]}
+        control_preference: {type: string, nullable: true, enum: [public, private, any, null]}
+        setting_preference: {type: string, nullable: true, enum: [city, suburb, town, rural, any, null]}
         academic_priority: {type: number, nullable: true, minimum: 0, maximum: 1}
         earnings_priority: {type: number, nullable: true, minimum: 0, maximum: 1}
     GeoPointPatch:
@@ -287,9 +287,9 @@ components:
         annual_budget: {type: number, nullable: true, minimum: 1, maximum: 10000000}
         sat: {type: number, nullable: true, minimum: 400, maximum: 1600}
         intended_majors: {type: array, nullable: true, maxItems: 20, items: {type: string, maxLength: 200}}
-        size_preference: {type: string, nullable: true, enum: [small, medium, large, any]}
-        control_preference: {type: string, nullable: true, enum: [public, private, any]}
-        setting_preference: {type: string, nullable: true, enum: [city, suburb, town, rural, any]}
+        size_preference: {type: string, nullable: true, enum: [small, medium, large, any, null]}
+        control_preference: {type: string, nullable: true, enum: [public, private, any, null]}
+        setting_preference: {type: string, nullable: true, enum: [city, suburb, town, rural, any, null]}
         academic_priority: {type: number, nullable: true, minimum: 0, maximum: 1}
         earnings_priority: {type: number, nullable: true, minimum: 0, maximum: 1}
     ProfileResponse:
@@ -689,9 +689,7 @@ components:
       properties:
         quorum_n: {type: integer, minimum: 2, maximum: 100, description: Likes an option needs to match; at most max_members.}
         max_members: {type: integer, minimum: 2, maximum: 100, nullable: true, description: 'Default (null or absent) and largest: the server''s limit (12).'}
-        strategy:
-          nullable: true
-          allOf: [{$ref: '#/components/schemas/GroupStrategy'}]
+        strategy: {type: string, enum: [average, least_misery, average_without_misery, null], nullable: true}
         filter:
           description: Text attribute of the catalog (e.g. state, control, locale, region) → accepted values; all must hold. Null or absent; the whole catalog.
           type: object
@@ -741,10 +739,15 @@ components:
         matched_option_id: {type: string, nullable: true}
         likes: {type: integer, description: Likes of the voted option.}
     GroupEventStream:
-      type: string
+      type: object
       description: >-
-        text/event-stream: each event has id (the session version), event (status, joined, matched,
-        closed) and data (JSON): status → GroupStatus; matched → GroupMatchedEvent.
+        One event of the text/event-stream: id (the session version), event (status, joined,
+        matched, closed) and data (JSON text): status → GroupStatus; matched → GroupMatchedEvent.
+      required: [event, data]
+      properties:
+        id: {type: string}
+        event: {type: string, enum: [status, joined, matched, closed]}
+        data: {type: string}
     GroupMatchedEvent:
       type: object
       description: The data of a group stream's `matched` event.
@@ -790,7 +793,7 @@ components:
       additionalProperties: true
     Text:
       type: string
-      description: Text (HTML, CSS, JavaScript, YAML or Prometheus exposition).
+      description: Text (HTML, CSS, JavaScript or Prometheus exposition).
   responses:
     Error:
       description: An error.
@@ -1011,7 +1014,7 @@ paths:
       security: []
       summary: This document (what a client generator reads).
       responses:
-        '200': {description: The OpenAPI description (a YAML mapping)., content: {application/yaml: {schema: {$ref: '#/components/schemas/Text'}}}}
+        '200': {description: The OpenAPI description (a YAML mapping)., content: {application/yaml: {schema: {$ref: '#/components/schemas/OpenAPIDocument'}}}}
   /metrics:
     get:
       operationId: getMetrics
@@ -2066,7 +2069,8 @@ paths:
        "small",
        "medium",
        "large",
-       "any"
+       "any",
+       null
       ]
      },
      "control_preference": {
@@ -2075,7 +2079,8 @@ paths:
       "enum": [
        "public",
        "private",
-       "any"
+       "any",
+       null
       ]
      },
      "setting_preference": {
@@ -2086,7 +2091,8 @@ paths:
        "suburb",
        "town",
        "rural",
-       "any"
+       "any",
+       null
       ]
      },
      "academic_priority": {
@@ -2173,7 +2179,8 @@ paths:
        "small",
        "medium",
        "large",
-       "any"
+       "any",
+       null
       ]
      },
      "control_preference": {
@@ -2182,7 +2189,8 @@ paths:
       "enum": [
        "public",
        "private",
-       "any"
+       "any",
+       null
       ]
      },
      "setting_preference": {
@@ -2193,7 +2201,8 @@ paths:
        "suburb",
        "town",
        "rural",
-       "any"
+       "any",
+       null
       ]
      },
      "academic_priority": {
@@ -3359,12 +3368,14 @@ paths:
       "description": "Default (null or absent) and largest: the server's limit (12)."
      },
      "strategy": {
-      "nullable": true,
-      "allOf": [
-       {
-        "$ref": "#/components/schemas/GroupStrategy"
-       }
-      ]
+      "type": "string",
+      "enum": [
+       "average",
+       "least_misery",
+       "average_without_misery",
+       null
+      ],
+      "nullable": true
      },
      "filter": {
       "description": "Text attribute of the catalog (e.g. state, control, locale, region) → accepted values; all must hold. Null or absent; the whole catalog.",
@@ -3502,8 +3513,29 @@ paths:
     }
    },
    "GroupEventStream": {
-    "type": "string",
-    "description": "text/event-stream: each event has id (the session version), event (status, joined, matched, closed) and data (JSON): status → GroupStatus; matched → GroupMatchedEvent."
+    "type": "object",
+    "description": "One event of the text/event-stream: id (the session version), event (status, joined, matched, closed) and data (JSON text): status → GroupStatus; matched → GroupMatchedEvent.",
+    "required": [
+     "event",
+     "data"
+    ],
+    "properties": {
+     "id": {
+      "type": "string"
+     },
+     "event": {
+      "type": "string",
+      "enum": [
+       "status",
+       "joined",
+       "matched",
+       "closed"
+      ]
+     },
+     "data": {
+      "type": "string"
+     }
+    }
    },
    "GroupMatchedEvent": {
     "type": "object",
@@ -3633,7 +3665,7 @@ paths:
    },
    "Text": {
     "type": "string",
-    "description": "Text (HTML, CSS, JavaScript, YAML or Prometheus exposition)."
+    "description": "Text (HTML, CSS, JavaScript or Prometheus exposition)."
    }
   },
   "responses": {
@@ -4273,7 +4305,7 @@ paths:
       "content": {
        "application/yaml": {
         "schema": {
-         "$ref": "#/components/schemas/Text"
+         "$ref": "#/components/schemas/OpenAPIDocument"
         }
        }
       }
@@ -5633,7 +5665,7 @@ paths:
     for (const [k, v] of Object.entries(attrs || {})) {
       if (k === "class") node.className = v; else node.setAttribute(k, v);
     }
-    for (const child of children.flat()) {
+    for (const child of children.flat(Infinity)) {
       if (child == null) continue;
       node.append(child instanceof Node ? child : document.createTextNode(String(child)));
     }
@@ -5747,7 +5779,7 @@ paths:
       el("h3", { id: id + "-h" }, el("span", { class: "method m-" + method }, method.toUpperCase()), el("span", { class: "path" }, path)),
       op.summary ? el("p", {}, op.summary) : null,
       op.description ? el("p", { class: "muted" }, op.description) : null,
-      el("p", { class: "muted" }, "Authentication: " + auth),
+      el("p", { class: "muted" }, "Authentication: " + auth, op.operationId ? ["; operation id ", el("code", {}, op.operationId)] : null),
       renderParameters(params),
       body ? el("div", {}, el("h4", {}, "Request body" + (body.required ? " (required)" : " (optional)")), renderContent(body.content)) : null,
       el("h4", {}, "Responses"), responses);

@@ -1202,6 +1202,7 @@ extension Components {
                 case medium = "medium"
                 case large = "large"
                 case any = "any"
+                case _empty = ""
             }
             /// - Remark: Generated from `#/components/schemas/Profile/size_preference`.
             public var size_preference: Components.Schemas.Profile.size_preferencePayload?
@@ -1210,6 +1211,7 @@ extension Components {
                 case _public = "public"
                 case _private = "private"
                 case any = "any"
+                case _empty = ""
             }
             /// - Remark: Generated from `#/components/schemas/Profile/control_preference`.
             public var control_preference: Components.Schemas.Profile.control_preferencePayload?
@@ -1220,6 +1222,7 @@ extension Components {
                 case town = "town"
                 case rural = "rural"
                 case any = "any"
+                case _empty = ""
             }
             /// - Remark: Generated from `#/components/schemas/Profile/setting_preference`.
             public var setting_preference: Components.Schemas.Profile.setting_preferencePayload?
@@ -1420,6 +1423,7 @@ extension Components {
                 case medium = "medium"
                 case large = "large"
                 case any = "any"
+                case _empty = ""
             }
             /// - Remark: Generated from `#/components/schemas/ProfilePatch/size_preference`.
             public var size_preference: Components.Schemas.ProfilePatch.size_preferencePayload?
@@ -1428,6 +1432,7 @@ extension Components {
                 case _public = "public"
                 case _private = "private"
                 case any = "any"
+                case _empty = ""
             }
             /// - Remark: Generated from `#/components/schemas/ProfilePatch/control_preference`.
             public var control_preference: Components.Schemas.ProfilePatch.control_preferencePayload?
@@ -1438,6 +1443,7 @@ extension Components {
                 case town = "town"
                 case rural = "rural"
                 case any = "any"
+                case _empty = ""
             }
             /// - Remark: Generated from `#/components/schemas/ProfilePatch/setting_preference`.
             public var setting_preference: Components.Schemas.ProfilePatch.setting_preferencePayload?
@@ -4127,22 +4133,11 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/CreateGroupRequest/max_members`.
             public var max_members: Swift.Int?
             /// - Remark: Generated from `#/components/schemas/CreateGroupRequest/strategy`.
-            public struct strategyPayload: Codable, Hashable, Sendable {
-                /// - Remark: Generated from `#/components/schemas/CreateGroupRequest/strategy/value1`.
-                public var value1: Components.Schemas.GroupStrategy
-                /// Creates a new `strategyPayload`.
-                ///
-                /// - Parameters:
-                ///   - value1:
-                public init(value1: Components.Schemas.GroupStrategy) {
-                    self.value1 = value1
-                }
-                public init(from decoder: any Swift.Decoder) throws {
-                    self.value1 = try decoder.decodeFromSingleValueContainer()
-                }
-                public func encode(to encoder: any Swift.Encoder) throws {
-                    try encoder.encodeToSingleValueContainer(self.value1)
-                }
+            @frozen public enum strategyPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case average = "average"
+                case least_misery = "least_misery"
+                case average_without_misery = "average_without_misery"
+                case _empty = ""
             }
             /// - Remark: Generated from `#/components/schemas/CreateGroupRequest/strategy`.
             public var strategy: Components.Schemas.CreateGroupRequest.strategyPayload?
@@ -4498,10 +4493,44 @@ extension Components {
                 ])
             }
         }
-        /// text/event-stream: each event has id (the session version), event (status, joined, matched, closed) and data (JSON): status → GroupStatus; matched → GroupMatchedEvent.
+        /// One event of the text/event-stream: id (the session version), event (status, joined, matched, closed) and data (JSON text): status → GroupStatus; matched → GroupMatchedEvent.
         ///
         /// - Remark: Generated from `#/components/schemas/GroupEventStream`.
-        public typealias GroupEventStream = Swift.String
+        public struct GroupEventStream: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/GroupEventStream/id`.
+            public var id: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/GroupEventStream/event`.
+            @frozen public enum eventPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case status = "status"
+                case joined = "joined"
+                case matched = "matched"
+                case closed = "closed"
+            }
+            /// - Remark: Generated from `#/components/schemas/GroupEventStream/event`.
+            public var event: Components.Schemas.GroupEventStream.eventPayload
+            /// - Remark: Generated from `#/components/schemas/GroupEventStream/data`.
+            public var data: Swift.String
+            /// Creates a new `GroupEventStream`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - event:
+            ///   - data:
+            public init(
+                id: Swift.String? = nil,
+                event: Components.Schemas.GroupEventStream.eventPayload,
+                data: Swift.String
+            ) {
+                self.id = id
+                self.event = event
+                self.data = data
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case event
+                case data
+            }
+        }
         /// The data of a group stream's `matched` event.
         ///
         /// - Remark: Generated from `#/components/schemas/GroupMatchedEvent`.
@@ -4814,7 +4843,7 @@ extension Components {
                 try encoder.encodeAdditionalProperties(additionalProperties)
             }
         }
-        /// Text (HTML, CSS, JavaScript, YAML or Prometheus exposition).
+        /// Text (HTML, CSS, JavaScript or Prometheus exposition).
         ///
         /// - Remark: Generated from `#/components/schemas/Text`.
         public typealias Text = Swift.String

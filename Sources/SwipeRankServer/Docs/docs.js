@@ -11,7 +11,7 @@
     for (const [k, v] of Object.entries(attrs || {})) {
       if (k === "class") node.className = v; else node.setAttribute(k, v);
     }
-    for (const child of children.flat()) {
+    for (const child of children.flat(Infinity)) {
       if (child == null) continue;
       node.append(child instanceof Node ? child : document.createTextNode(String(child)));
     }
@@ -125,7 +125,7 @@
       el("h3", { id: id + "-h" }, el("span", { class: "method m-" + method }, method.toUpperCase()), el("span", { class: "path" }, path)),
       op.summary ? el("p", {}, op.summary) : null,
       op.description ? el("p", { class: "muted" }, op.description) : null,
-      el("p", { class: "muted" }, "Authentication: " + auth),
+      el("p", { class: "muted" }, "Authentication: " + auth, op.operationId ? ["; operation id ", el("code", {}, op.operationId)] : null),
       renderParameters(params),
       body ? el("div", {}, el("h4", {}, "Request body" + (body.required ? " (required)" : " (optional)")), renderContent(body.content)) : null,
       el("h4", {}, "Responses"), responses);
