@@ -41,7 +41,25 @@ struct PublicController<M: ServableMatcher>: Sendable {
             Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8", .cacheControl: CachePolicy.publicCatalog],
                      body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml + "\n")))
         }
-        for path in ["/health", "/health/live", "/health/ready", "/metrics", "/schools/:id", "/items/:id", "/openapi.yaml"] {
+        // The same document as JSON, and a reference page rendering it (no CDN: the page and its
+        // script are compiled in; the script is its own route since the CSP allows only 'self').
+        router.get("openapi.json") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: CachePolicy.publicCatalog],
+                     body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.json)))
+        }
+        router.get("docs") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache",
+                                            .contentSecurityPolicy: WebAppController.securityPolicy,
+                                            .xContentTypeOptions: "nosniff", .referrerPolicy: "no-referrer"],
+                     body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.docsHTML)))
+        }
+        router.get("docs/docs.js") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "no-cache",
+                                            .xContentTypeOptions: "nosniff"],
+                     body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.docsJS)))
+        }
+        for path in ["/health", "/health/live", "/health/ready", "/metrics", "/schools/:id", "/items/:id", "/openapi.yaml",
+                     "/openapi.json", "/docs", "/docs/docs.js"] {
             table.add(.get, path)
         }
     }
