@@ -28,6 +28,10 @@ public typealias SyncResponse = Components.Schemas.SyncResponse
 public typealias FeedbackCode = Components.Schemas.FeedbackCode
 /// A guest token (`POST /auth/guest`).
 public typealias GuestToken = Components.Schemas.GuestToken
+/// A page of the liked and saved items (`GET /student/matches`).
+public typealias MatchList = Components.Schemas.MatchList
+/// The home screen (`GET /student/home`).
+public typealias Home = Components.Schemas.Home
 
 /// A typed client of the SwipeRank service (`swiperank serve`).
 ///
@@ -191,6 +195,37 @@ public struct SwipeRankClient: Sendable {
     /// `GET /student/saved`: saved items, newest first.
     public func saved(fields: Components.Parameters.Fields? = nil) async throws -> SavedList {
         switch try await unwrap({ try await api.getStudentSaved(query: .init(fields: fields)) }) {
+        case let .ok(answer): return try answer.body.json
+        case let .undocumented(status, _): throw SwipeRankClientError.unexpectedStatus(status)
+        default: throw SwipeRankClientError.unexpectedStatus(0)
+        }
+    }
+}
+
+extension SwipeRankClient {
+    // MARK: Screens
+
+    /// `GET /student/matches`: liked and saved items, newest first, with their current match.
+    ///
+    /// - Parameters:
+    ///   - limit: Items per page (1…100; 20 when nil).
+    ///   - offset: Where the page starts (the previous page's `next_offset`).
+    ///   - fields: `.full` or `.minimal` cards.
+    public func matches(limit: Int? = nil, offset: Int? = nil, fields: Components.Parameters.Fields? = nil) async throws -> MatchList {
+        switch try await unwrap({ try await api.getStudentMatches(query: .init(fields: fields, limit: limit, offset: offset)) }) {
+        case let .ok(answer): return try answer.body.json
+        case let .undocumented(status, _): throw SwipeRankClientError.unexpectedStatus(status)
+        default: throw SwipeRankClientError.unexpectedStatus(0)
+        }
+    }
+
+    /// `GET /student/home`: the deck (retry-safe), the learning state, counts and open groups.
+    ///
+    /// - Parameters:
+    ///   - count: Deck size (1…50; the service's default when nil).
+    ///   - fields: `.full` or `.minimal` cards.
+    public func home(count: Int? = nil, fields: Components.Parameters.Fields? = nil) async throws -> Home {
+        switch try await unwrap({ try await api.getStudentHome(query: .init(fields: fields, count: count)) }) {
         case let .ok(answer): return try answer.body.json
         case let .undocumented(status, _): throw SwipeRankClientError.unexpectedStatus(status)
         default: throw SwipeRankClientError.unexpectedStatus(0)

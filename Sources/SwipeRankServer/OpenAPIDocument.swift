@@ -487,7 +487,7 @@ components:
     SwipeResponse:
       type: object
       description: organic is true when the card was not served to this student (found by search or a detail page).
-      required: [swipe_id, outcome, learning_state, total_swipes, feedback, organic]
+      required: [swipe_id, outcome, learning_state, total_swipes, feedback]
       additionalProperties: false
       properties:
         swipe_id: {type: string}
@@ -542,6 +542,68 @@ components:
       properties:
         saved: {type: array, items: {$ref: '#/components/schemas/Card'}, description: Newest first.}
         count: {type: integer}
+    MatchDetail:
+      type: object
+      required: [liked_at, swiped, saved]
+      additionalProperties: false
+      properties:
+        liked_at: {type: integer, format: int64, description: The latest of the like's and the save's timestamps (the app's clock).}
+        swiped: {type: boolean, description: Swiped right (on a served card or organically).}
+        saved: {type: boolean}
+    MatchList:
+      type: object
+      description: The liked and saved items, newest first, one entry per item; details[i] belongs to matches[i].
+      required: [matches, details, count, next_offset]
+      additionalProperties: false
+      properties:
+        matches: {type: array, items: {$ref: '#/components/schemas/Card'}}
+        details: {type: array, items: {$ref: '#/components/schemas/MatchDetail'}}
+        count: {type: integer, description: Liked or saved items over every page.}
+        next_offset: {type: integer, nullable: true, description: The next page's offset; null on the last page.}
+    Home:
+      type: object
+      description: An app's first screen in one request.
+      required: [deck, learning_state, total_swipes, saved_count, matches_count, open_groups]
+      additionalProperties: false
+      properties:
+        deck: {$ref: '#/components/schemas/Deck'}
+        learning_state: {$ref: '#/components/schemas/LearningState'}
+        total_swipes: {type: integer}
+        saved_count: {type: integer}
+        matches_count: {type: integer}
+        open_groups: {type: array, items: {$ref: '#/components/schemas/GroupStatus'}}
+    WebhookDelivery:
+      type: object
+      required: [id, event, status, attempts, next_attempt_at, last_status, last_error, created_at, delivered_at, payload]
+      additionalProperties: false
+      properties:
+        id: {type: string, description: 'Also sent as X-SwipeRank-Delivery: receivers deduplicate by it.'}
+        event: {type: string, enum: [group.matched]}
+        status: {type: string, enum: [pending, delivered, failed]}
+        attempts: {type: integer}
+        next_attempt_at: {type: integer, format: int64, nullable: true, description: When a pending delivery is tried next (Unix ms).}
+        last_status: {type: integer, nullable: true, description: The receiver's last HTTP status.}
+        last_error: {type: string, nullable: true}
+        created_at: {type: integer, format: int64}
+        delivered_at: {type: integer, format: int64, nullable: true}
+        payload: {$ref: '#/components/schemas/WebhookPayload'}
+    WebhookPayload:
+      type: object
+      description: 'The POSTed body, signed in X-SwipeRank-Signature: t=<unix s>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>.'
+      required: [id, event, created_at, group]
+      additionalProperties: false
+      properties:
+        id: {type: string}
+        event: {type: string}
+        created_at: {type: integer, format: int64}
+        catalog: {type: string, description: The catalog's name when the service serves several (absent for the default catalog).}
+        group: {$ref: '#/components/schemas/GroupStatus'}
+    WebhookDeliveries:
+      type: object
+      required: [deliveries]
+      additionalProperties: false
+      properties:
+        deliveries: {type: array, items: {$ref: '#/components/schemas/WebhookDelivery'}, description: Newest first.}
     SyncRequest:
       type: object
       required: [swipes]
@@ -995,6 +1057,19 @@ paths:
         '409': {$ref: '#/components/responses/Error'}
         '413': {$ref: '#/components/responses/Error'}
         '415': {$ref: '#/components/responses/Error'}
+  /webhooks/deliveries:
+    get:
+      operationId: getWebhookDeliveries
+      security: [{operator: []}]
+      summary: The webhook delivery log (group matches announced to the app's backend), newest first.
+      parameters:
+        - {name: status, in: query, schema: {type: string, enum: [pending, delivered, failed]}}
+        - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 500, default: 50}}
+      responses:
+        '200': {description: The deliveries., content: {application/json: {schema: {$ref: '#/components/schemas/WebhookDeliveries'}}}}
+        '400': {$ref: '#/components/responses/Error'}
+        '401': {$ref: '#/components/responses/Error'}
+        '403': {$ref: '#/components/responses/Error'}
   /health/live:
     get:
       operationId: getHealthLive
@@ -1226,6 +1301,33 @@ paths:
       parameters: [{$ref: '#/components/parameters/Fields'}]
       responses:
         '200': {description: "Saved items, newest first.", content: {application/json: {schema: {$ref: '#/components/schemas/SavedList'}}}}
+        '400': {$ref: '#/components/responses/Error'}
+        '401': {$ref: '#/components/responses/Error'}
+        '404': {$ref: '#/components/responses/Error'}
+        '429': {$ref: '#/components/responses/RateLimited'}
+  /student/matches:
+    get:
+      operationId: getStudentMatches
+      summary: The items the student liked or saved, newest first, each with the current match.
+      parameters:
+        - {$ref: '#/components/parameters/Fields'}
+        - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 100, default: 20}}
+        - {name: offset, in: query, schema: {type: integer, minimum: 0, maximum: 2147483647, default: 0}}
+      responses:
+        '200': {description: A page of matches., content: {application/json: {schema: {$ref: '#/components/schemas/MatchList'}}}}
+        '400': {$ref: '#/components/responses/Error'}
+        '401': {$ref: '#/components/responses/Error'}
+        '404': {$ref: '#/components/responses/Error'}
+        '429': {$ref: '#/components/responses/RateLimited'}
+  /student/home:
+    get:
+      operationId: getStudentHome
+      summary: The deck (retry-safe, as GET /student/recommendations), learning state, counts and open groups.
+      parameters:
+        - {$ref: '#/components/parameters/Fields'}
+        - {name: count, in: query, schema: {type: integer, minimum: 1, maximum: 50, default: 10}}
+      responses:
+        '200': {description: The home screen., content: {application/json: {schema: {$ref: '#/components/schemas/Home'}}}}
         '400': {$ref: '#/components/responses/Error'}
         '401': {$ref: '#/components/responses/Error'}
         '404': {$ref: '#/components/responses/Error'}
@@ -2780,8 +2882,7 @@ paths:
      "outcome",
      "learning_state",
      "total_swipes",
-     "feedback",
-     "organic"
+     "feedback"
     ],
     "additionalProperties": false,
     "properties": {
@@ -2922,6 +3023,211 @@ paths:
      },
      "count": {
       "type": "integer"
+     }
+    }
+   },
+   "MatchDetail": {
+    "type": "object",
+    "required": [
+     "liked_at",
+     "swiped",
+     "saved"
+    ],
+    "additionalProperties": false,
+    "properties": {
+     "liked_at": {
+      "type": "integer",
+      "format": "int64",
+      "description": "The latest of the like's and the save's timestamps (the app's clock)."
+     },
+     "swiped": {
+      "type": "boolean",
+      "description": "Swiped right (on a served card or organically)."
+     },
+     "saved": {
+      "type": "boolean"
+     }
+    }
+   },
+   "MatchList": {
+    "type": "object",
+    "description": "The liked and saved items, newest first, one entry per item; details[i] belongs to matches[i].",
+    "required": [
+     "matches",
+     "details",
+     "count",
+     "next_offset"
+    ],
+    "additionalProperties": false,
+    "properties": {
+     "matches": {
+      "type": "array",
+      "items": {
+       "$ref": "#/components/schemas/Card"
+      }
+     },
+     "details": {
+      "type": "array",
+      "items": {
+       "$ref": "#/components/schemas/MatchDetail"
+      }
+     },
+     "count": {
+      "type": "integer",
+      "description": "Liked or saved items over every page."
+     },
+     "next_offset": {
+      "type": "integer",
+      "nullable": true,
+      "description": "The next page's offset; null on the last page."
+     }
+    }
+   },
+   "Home": {
+    "type": "object",
+    "description": "An app's first screen in one request.",
+    "required": [
+     "deck",
+     "learning_state",
+     "total_swipes",
+     "saved_count",
+     "matches_count",
+     "open_groups"
+    ],
+    "additionalProperties": false,
+    "properties": {
+     "deck": {
+      "$ref": "#/components/schemas/Deck"
+     },
+     "learning_state": {
+      "$ref": "#/components/schemas/LearningState"
+     },
+     "total_swipes": {
+      "type": "integer"
+     },
+     "saved_count": {
+      "type": "integer"
+     },
+     "matches_count": {
+      "type": "integer"
+     },
+     "open_groups": {
+      "type": "array",
+      "items": {
+       "$ref": "#/components/schemas/GroupStatus"
+      }
+     }
+    }
+   },
+   "WebhookDelivery": {
+    "type": "object",
+    "required": [
+     "id",
+     "event",
+     "status",
+     "attempts",
+     "next_attempt_at",
+     "last_status",
+     "last_error",
+     "created_at",
+     "delivered_at",
+     "payload"
+    ],
+    "additionalProperties": false,
+    "properties": {
+     "id": {
+      "type": "string",
+      "description": "Also sent as X-SwipeRank-Delivery: receivers deduplicate by it."
+     },
+     "event": {
+      "type": "string",
+      "enum": [
+       "group.matched"
+      ]
+     },
+     "status": {
+      "type": "string",
+      "enum": [
+       "pending",
+       "delivered",
+       "failed"
+      ]
+     },
+     "attempts": {
+      "type": "integer"
+     },
+     "next_attempt_at": {
+      "type": "integer",
+      "format": "int64",
+      "nullable": true,
+      "description": "When a pending delivery is tried next (Unix ms)."
+     },
+     "last_status": {
+      "type": "integer",
+      "nullable": true,
+      "description": "The receiver's last HTTP status."
+     },
+     "last_error": {
+      "type": "string",
+      "nullable": true
+     },
+     "created_at": {
+      "type": "integer",
+      "format": "int64"
+     },
+     "delivered_at": {
+      "type": "integer",
+      "format": "int64",
+      "nullable": true
+     },
+     "payload": {
+      "$ref": "#/components/schemas/WebhookPayload"
+     }
+    }
+   },
+   "WebhookPayload": {
+    "type": "object",
+    "description": "The POSTed body, signed in X-SwipeRank-Signature: t=<unix s>,v1=<hex HMAC-SHA256(secret, \"<t>.<body>\")>.",
+    "required": [
+     "id",
+     "event",
+     "created_at",
+     "group"
+    ],
+    "additionalProperties": false,
+    "properties": {
+     "id": {
+      "type": "string"
+     },
+     "event": {
+      "type": "string"
+     },
+     "created_at": {
+      "type": "integer",
+      "format": "int64"
+     },
+     "catalog": {
+      "type": "string",
+      "description": "The catalog's name when the service serves several (absent for the default catalog)."
+     },
+     "group": {
+      "$ref": "#/components/schemas/GroupStatus"
+     }
+    }
+   },
+   "WebhookDeliveries": {
+    "type": "object",
+    "required": [
+     "deliveries"
+    ],
+    "additionalProperties": false,
+    "properties": {
+     "deliveries": {
+      "type": "array",
+      "items": {
+       "$ref": "#/components/schemas/WebhookDelivery"
+      },
+      "description": "Newest first."
      }
     }
    },
@@ -4248,6 +4554,62 @@ paths:
     }
    }
   },
+  "/webhooks/deliveries": {
+   "get": {
+    "operationId": "getWebhookDeliveries",
+    "security": [
+     {
+      "operator": []
+     }
+    ],
+    "summary": "The webhook delivery log (group matches announced to the app's backend), newest first.",
+    "parameters": [
+     {
+      "name": "status",
+      "in": "query",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "pending",
+        "delivered",
+        "failed"
+       ]
+      }
+     },
+     {
+      "name": "limit",
+      "in": "query",
+      "schema": {
+       "type": "integer",
+       "minimum": 1,
+       "maximum": 500,
+       "default": 50
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The deliveries.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/WebhookDeliveries"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     }
+    }
+   }
+  },
   "/health/live": {
    "get": {
     "operationId": "getHealthLive",
@@ -4971,6 +5333,106 @@ paths:
        "application/json": {
         "schema": {
          "$ref": "#/components/schemas/SavedList"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/RateLimited"
+     }
+    }
+   }
+  },
+  "/student/matches": {
+   "get": {
+    "operationId": "getStudentMatches",
+    "summary": "The items the student liked or saved, newest first, each with the current match.",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Fields"
+     },
+     {
+      "name": "limit",
+      "in": "query",
+      "schema": {
+       "type": "integer",
+       "minimum": 1,
+       "maximum": 100,
+       "default": 20
+      }
+     },
+     {
+      "name": "offset",
+      "in": "query",
+      "schema": {
+       "type": "integer",
+       "minimum": 0,
+       "maximum": 2147483647,
+       "default": 0
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "A page of matches.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/MatchList"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/RateLimited"
+     }
+    }
+   }
+  },
+  "/student/home": {
+   "get": {
+    "operationId": "getStudentHome",
+    "summary": "The deck (retry-safe, as GET /student/recommendations), learning state, counts and open groups.",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/Fields"
+     },
+     {
+      "name": "count",
+      "in": "query",
+      "schema": {
+       "type": "integer",
+       "minimum": 1,
+       "maximum": 50,
+       "default": 10
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The home screen.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Home"
         }
        }
       }

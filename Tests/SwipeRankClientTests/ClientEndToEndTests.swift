@@ -137,6 +137,13 @@ struct ClientEndToEndTests {
             guard case let .SchoolSaveResponse(body) = saved else { Issue.record("expected school_id on the college catalog"); return }
             #expect(body.saved && body.school_id == cards[4])
             #expect(try await client.saved(fields: .minimal).count == 1)
+
+            // The screens: matches (liked or saved, newest first) and home.
+            let matches = try await client.matches(limit: 10, fields: .minimal)
+            #expect(matches.count == 4 && matches.matches.first?.itemID == cards[4] && matches.next_offset == nil)
+            #expect(matches.details.first?.saved == true && matches.details.first?.swiped == false)
+            let home = try await client.home(count: 3, fields: .minimal)
+            #expect(home.total_swipes == 5 && home.saved_count == 1 && home.matches_count == 4 && home.deck.recommendations.count == 3)
         }
     }
 

@@ -2837,7 +2837,7 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/SwipeResponse/feedback`.
             public var feedback: Components.Schemas.SwipeResponse.feedbackPayload?
             /// - Remark: Generated from `#/components/schemas/SwipeResponse/organic`.
-            public var organic: Swift.Bool
+            public var organic: Swift.Bool?
             /// Creates a new `SwipeResponse`.
             ///
             /// - Parameters:
@@ -2853,7 +2853,7 @@ extension Components {
                 learning_state: Components.Schemas.LearningState,
                 total_swipes: Swift.Int,
                 feedback: Components.Schemas.SwipeResponse.feedbackPayload? = nil,
-                organic: Swift.Bool
+                organic: Swift.Bool? = nil
             ) {
                 self.swipe_id = swipe_id
                 self.outcome = outcome
@@ -2892,7 +2892,7 @@ extension Components {
                     Components.Schemas.SwipeResponse.feedbackPayload.self,
                     forKey: .feedback
                 )
-                self.organic = try container.decode(
+                self.organic = try container.decodeIfPresent(
                     Swift.Bool.self,
                     forKey: .organic
                 )
@@ -3185,6 +3185,453 @@ extension Components {
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "saved",
                     "count"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/MatchDetail`.
+        public struct MatchDetail: Codable, Hashable, Sendable {
+            /// The latest of the like's and the save's timestamps (the app's clock).
+            ///
+            /// - Remark: Generated from `#/components/schemas/MatchDetail/liked_at`.
+            public var liked_at: Swift.Int64
+            /// Swiped right (on a served card or organically).
+            ///
+            /// - Remark: Generated from `#/components/schemas/MatchDetail/swiped`.
+            public var swiped: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/MatchDetail/saved`.
+            public var saved: Swift.Bool
+            /// Creates a new `MatchDetail`.
+            ///
+            /// - Parameters:
+            ///   - liked_at: The latest of the like's and the save's timestamps (the app's clock).
+            ///   - swiped: Swiped right (on a served card or organically).
+            ///   - saved:
+            public init(
+                liked_at: Swift.Int64,
+                swiped: Swift.Bool,
+                saved: Swift.Bool
+            ) {
+                self.liked_at = liked_at
+                self.swiped = swiped
+                self.saved = saved
+            }
+            public enum CodingKeys: String, CodingKey {
+                case liked_at
+                case swiped
+                case saved
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.liked_at = try container.decode(
+                    Swift.Int64.self,
+                    forKey: .liked_at
+                )
+                self.swiped = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .swiped
+                )
+                self.saved = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .saved
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "liked_at",
+                    "swiped",
+                    "saved"
+                ])
+            }
+        }
+        /// The liked and saved items, newest first, one entry per item; details[i] belongs to matches[i].
+        ///
+        /// - Remark: Generated from `#/components/schemas/MatchList`.
+        public struct MatchList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/MatchList/matches`.
+            public var matches: [Components.Schemas.Card]
+            /// - Remark: Generated from `#/components/schemas/MatchList/details`.
+            public var details: [Components.Schemas.MatchDetail]
+            /// Liked or saved items over every page.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MatchList/count`.
+            public var count: Swift.Int
+            /// The next page's offset; null on the last page.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MatchList/next_offset`.
+            public var next_offset: Swift.Int?
+            /// Creates a new `MatchList`.
+            ///
+            /// - Parameters:
+            ///   - matches:
+            ///   - details:
+            ///   - count: Liked or saved items over every page.
+            ///   - next_offset: The next page's offset; null on the last page.
+            public init(
+                matches: [Components.Schemas.Card],
+                details: [Components.Schemas.MatchDetail],
+                count: Swift.Int,
+                next_offset: Swift.Int? = nil
+            ) {
+                self.matches = matches
+                self.details = details
+                self.count = count
+                self.next_offset = next_offset
+            }
+            public enum CodingKeys: String, CodingKey {
+                case matches
+                case details
+                case count
+                case next_offset
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.matches = try container.decode(
+                    [Components.Schemas.Card].self,
+                    forKey: .matches
+                )
+                self.details = try container.decode(
+                    [Components.Schemas.MatchDetail].self,
+                    forKey: .details
+                )
+                self.count = try container.decode(
+                    Swift.Int.self,
+                    forKey: .count
+                )
+                self.next_offset = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .next_offset
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "matches",
+                    "details",
+                    "count",
+                    "next_offset"
+                ])
+            }
+        }
+        /// An app's first screen in one request.
+        ///
+        /// - Remark: Generated from `#/components/schemas/Home`.
+        public struct Home: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Home/deck`.
+            public var deck: Components.Schemas.Deck
+            /// - Remark: Generated from `#/components/schemas/Home/learning_state`.
+            public var learning_state: Components.Schemas.LearningState
+            /// - Remark: Generated from `#/components/schemas/Home/total_swipes`.
+            public var total_swipes: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Home/saved_count`.
+            public var saved_count: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Home/matches_count`.
+            public var matches_count: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Home/open_groups`.
+            public var open_groups: [Components.Schemas.GroupStatus]
+            /// Creates a new `Home`.
+            ///
+            /// - Parameters:
+            ///   - deck:
+            ///   - learning_state:
+            ///   - total_swipes:
+            ///   - saved_count:
+            ///   - matches_count:
+            ///   - open_groups:
+            public init(
+                deck: Components.Schemas.Deck,
+                learning_state: Components.Schemas.LearningState,
+                total_swipes: Swift.Int,
+                saved_count: Swift.Int,
+                matches_count: Swift.Int,
+                open_groups: [Components.Schemas.GroupStatus]
+            ) {
+                self.deck = deck
+                self.learning_state = learning_state
+                self.total_swipes = total_swipes
+                self.saved_count = saved_count
+                self.matches_count = matches_count
+                self.open_groups = open_groups
+            }
+            public enum CodingKeys: String, CodingKey {
+                case deck
+                case learning_state
+                case total_swipes
+                case saved_count
+                case matches_count
+                case open_groups
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.deck = try container.decode(
+                    Components.Schemas.Deck.self,
+                    forKey: .deck
+                )
+                self.learning_state = try container.decode(
+                    Components.Schemas.LearningState.self,
+                    forKey: .learning_state
+                )
+                self.total_swipes = try container.decode(
+                    Swift.Int.self,
+                    forKey: .total_swipes
+                )
+                self.saved_count = try container.decode(
+                    Swift.Int.self,
+                    forKey: .saved_count
+                )
+                self.matches_count = try container.decode(
+                    Swift.Int.self,
+                    forKey: .matches_count
+                )
+                self.open_groups = try container.decode(
+                    [Components.Schemas.GroupStatus].self,
+                    forKey: .open_groups
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "deck",
+                    "learning_state",
+                    "total_swipes",
+                    "saved_count",
+                    "matches_count",
+                    "open_groups"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/WebhookDelivery`.
+        public struct WebhookDelivery: Codable, Hashable, Sendable {
+            /// Also sent as X-SwipeRank-Delivery: receivers deduplicate by it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/id`.
+            public var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/event`.
+            @frozen public enum eventPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case group_period_matched = "group.matched"
+            }
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/event`.
+            public var event: Components.Schemas.WebhookDelivery.eventPayload
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/status`.
+            @frozen public enum statusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case pending = "pending"
+                case delivered = "delivered"
+                case failed = "failed"
+            }
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/status`.
+            public var status: Components.Schemas.WebhookDelivery.statusPayload
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/attempts`.
+            public var attempts: Swift.Int
+            /// When a pending delivery is tried next (Unix ms).
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/next_attempt_at`.
+            public var next_attempt_at: Swift.Int64?
+            /// The receiver's last HTTP status.
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/last_status`.
+            public var last_status: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/last_error`.
+            public var last_error: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/created_at`.
+            public var created_at: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/delivered_at`.
+            public var delivered_at: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/WebhookDelivery/payload`.
+            public var payload: Components.Schemas.WebhookPayload
+            /// Creates a new `WebhookDelivery`.
+            ///
+            /// - Parameters:
+            ///   - id: Also sent as X-SwipeRank-Delivery: receivers deduplicate by it.
+            ///   - event:
+            ///   - status:
+            ///   - attempts:
+            ///   - next_attempt_at: When a pending delivery is tried next (Unix ms).
+            ///   - last_status: The receiver's last HTTP status.
+            ///   - last_error:
+            ///   - created_at:
+            ///   - delivered_at:
+            ///   - payload:
+            public init(
+                id: Swift.String,
+                event: Components.Schemas.WebhookDelivery.eventPayload,
+                status: Components.Schemas.WebhookDelivery.statusPayload,
+                attempts: Swift.Int,
+                next_attempt_at: Swift.Int64? = nil,
+                last_status: Swift.Int? = nil,
+                last_error: Swift.String? = nil,
+                created_at: Swift.Int64,
+                delivered_at: Swift.Int64? = nil,
+                payload: Components.Schemas.WebhookPayload
+            ) {
+                self.id = id
+                self.event = event
+                self.status = status
+                self.attempts = attempts
+                self.next_attempt_at = next_attempt_at
+                self.last_status = last_status
+                self.last_error = last_error
+                self.created_at = created_at
+                self.delivered_at = delivered_at
+                self.payload = payload
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case event
+                case status
+                case attempts
+                case next_attempt_at
+                case last_status
+                case last_error
+                case created_at
+                case delivered_at
+                case payload
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                self.event = try container.decode(
+                    Components.Schemas.WebhookDelivery.eventPayload.self,
+                    forKey: .event
+                )
+                self.status = try container.decode(
+                    Components.Schemas.WebhookDelivery.statusPayload.self,
+                    forKey: .status
+                )
+                self.attempts = try container.decode(
+                    Swift.Int.self,
+                    forKey: .attempts
+                )
+                self.next_attempt_at = try container.decodeIfPresent(
+                    Swift.Int64.self,
+                    forKey: .next_attempt_at
+                )
+                self.last_status = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .last_status
+                )
+                self.last_error = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .last_error
+                )
+                self.created_at = try container.decode(
+                    Swift.Int64.self,
+                    forKey: .created_at
+                )
+                self.delivered_at = try container.decodeIfPresent(
+                    Swift.Int64.self,
+                    forKey: .delivered_at
+                )
+                self.payload = try container.decode(
+                    Components.Schemas.WebhookPayload.self,
+                    forKey: .payload
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "event",
+                    "status",
+                    "attempts",
+                    "next_attempt_at",
+                    "last_status",
+                    "last_error",
+                    "created_at",
+                    "delivered_at",
+                    "payload"
+                ])
+            }
+        }
+        /// The POSTed body, signed in X-SwipeRank-Signature: t=<unix s>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>.
+        ///
+        /// - Remark: Generated from `#/components/schemas/WebhookPayload`.
+        public struct WebhookPayload: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/WebhookPayload/id`.
+            public var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/WebhookPayload/event`.
+            public var event: Swift.String
+            /// - Remark: Generated from `#/components/schemas/WebhookPayload/created_at`.
+            public var created_at: Swift.Int64
+            /// The catalog's name when the service serves several (absent for the default catalog).
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookPayload/catalog`.
+            public var catalog: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/WebhookPayload/group`.
+            public var group: Components.Schemas.GroupStatus
+            /// Creates a new `WebhookPayload`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - event:
+            ///   - created_at:
+            ///   - catalog: The catalog's name when the service serves several (absent for the default catalog).
+            ///   - group:
+            public init(
+                id: Swift.String,
+                event: Swift.String,
+                created_at: Swift.Int64,
+                catalog: Swift.String? = nil,
+                group: Components.Schemas.GroupStatus
+            ) {
+                self.id = id
+                self.event = event
+                self.created_at = created_at
+                self.catalog = catalog
+                self.group = group
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case event
+                case created_at
+                case catalog
+                case group
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                self.event = try container.decode(
+                    Swift.String.self,
+                    forKey: .event
+                )
+                self.created_at = try container.decode(
+                    Swift.Int64.self,
+                    forKey: .created_at
+                )
+                self.catalog = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .catalog
+                )
+                self.group = try container.decode(
+                    Components.Schemas.GroupStatus.self,
+                    forKey: .group
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "event",
+                    "created_at",
+                    "catalog",
+                    "group"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/WebhookDeliveries`.
+        public struct WebhookDeliveries: Codable, Hashable, Sendable {
+            /// Newest first.
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookDeliveries/deliveries`.
+            public var deliveries: [Components.Schemas.WebhookDelivery]
+            /// Creates a new `WebhookDeliveries`.
+            ///
+            /// - Parameters:
+            ///   - deliveries: Newest first.
+            public init(deliveries: [Components.Schemas.WebhookDelivery]) {
+                self.deliveries = deliveries
+            }
+            public enum CodingKeys: String, CodingKey {
+                case deliveries
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.deliveries = try container.decode(
+                    [Components.Schemas.WebhookDelivery].self,
+                    forKey: .deliveries
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "deliveries"
                 ])
             }
         }

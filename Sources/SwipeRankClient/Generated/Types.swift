@@ -99,6 +99,11 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /items/bulk`.
     /// - Remark: Generated from `#/paths//items/bulk/post(postItemsBulk)`.
     func postItemsBulk(_ input: Operations.postItemsBulk.Input) async throws -> Operations.postItemsBulk.Output
+    /// The webhook delivery log (group matches announced to the app's backend), newest first.
+    ///
+    /// - Remark: HTTP `GET /webhooks/deliveries`.
+    /// - Remark: Generated from `#/paths//webhooks/deliveries/get(getWebhookDeliveries)`.
+    func getWebhookDeliveries(_ input: Operations.getWebhookDeliveries.Input) async throws -> Operations.getWebhookDeliveries.Output
     /// - Remark: HTTP `GET /health/live`.
     /// - Remark: Generated from `#/paths//health/live/get(getHealthLive)`.
     func getHealthLive(_ input: Operations.getHealthLive.Input) async throws -> Operations.getHealthLive.Output
@@ -179,6 +184,16 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /student/saved`.
     /// - Remark: Generated from `#/paths//student/saved/get(getStudentSaved)`.
     func getStudentSaved(_ input: Operations.getStudentSaved.Input) async throws -> Operations.getStudentSaved.Output
+    /// The items the student liked or saved, newest first, each with the current match.
+    ///
+    /// - Remark: HTTP `GET /student/matches`.
+    /// - Remark: Generated from `#/paths//student/matches/get(getStudentMatches)`.
+    func getStudentMatches(_ input: Operations.getStudentMatches.Input) async throws -> Operations.getStudentMatches.Output
+    /// The deck (retry-safe, as GET /student/recommendations), learning state, counts and open groups.
+    ///
+    /// - Remark: HTTP `GET /student/home`.
+    /// - Remark: Generated from `#/paths//student/home/get(getStudentHome)`.
+    func getStudentHome(_ input: Operations.getStudentHome.Input) async throws -> Operations.getStudentHome.Output
     /// What changed after a cursor (a second device catches up), and with catalog_since the items operators changed.
     ///
     /// - Remark: HTTP `GET /student/sync`.
@@ -410,6 +425,19 @@ extension APIProtocol {
             body: body
         ))
     }
+    /// The webhook delivery log (group matches announced to the app's backend), newest first.
+    ///
+    /// - Remark: HTTP `GET /webhooks/deliveries`.
+    /// - Remark: Generated from `#/paths//webhooks/deliveries/get(getWebhookDeliveries)`.
+    public func getWebhookDeliveries(
+        query: Operations.getWebhookDeliveries.Input.Query = .init(),
+        headers: Operations.getWebhookDeliveries.Input.Headers = .init()
+    ) async throws -> Operations.getWebhookDeliveries.Output {
+        try await getWebhookDeliveries(Operations.getWebhookDeliveries.Input(
+            query: query,
+            headers: headers
+        ))
+    }
     /// - Remark: HTTP `GET /health/live`.
     /// - Remark: Generated from `#/paths//health/live/get(getHealthLive)`.
     public func getHealthLive(headers: Operations.getHealthLive.Input.Headers = .init()) async throws -> Operations.getHealthLive.Output {
@@ -606,6 +634,32 @@ extension APIProtocol {
         headers: Operations.getStudentSaved.Input.Headers = .init()
     ) async throws -> Operations.getStudentSaved.Output {
         try await getStudentSaved(Operations.getStudentSaved.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// The items the student liked or saved, newest first, each with the current match.
+    ///
+    /// - Remark: HTTP `GET /student/matches`.
+    /// - Remark: Generated from `#/paths//student/matches/get(getStudentMatches)`.
+    public func getStudentMatches(
+        query: Operations.getStudentMatches.Input.Query = .init(),
+        headers: Operations.getStudentMatches.Input.Headers = .init()
+    ) async throws -> Operations.getStudentMatches.Output {
+        try await getStudentMatches(Operations.getStudentMatches.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// The deck (retry-safe, as GET /student/recommendations), learning state, counts and open groups.
+    ///
+    /// - Remark: HTTP `GET /student/home`.
+    /// - Remark: Generated from `#/paths//student/home/get(getStudentHome)`.
+    public func getStudentHome(
+        query: Operations.getStudentHome.Input.Query = .init(),
+        headers: Operations.getStudentHome.Input.Headers = .init()
+    ) async throws -> Operations.getStudentHome.Output {
+        try await getStudentHome(Operations.getStudentHome.Input(
             query: query,
             headers: headers
         ))
