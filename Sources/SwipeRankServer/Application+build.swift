@@ -37,9 +37,9 @@ public struct ServerConfiguration: Sendable {
     public var groups = GroupOptions()
     /// Serve the web app at `/app/` (the compiled-in copy, or `appDirectory`).
     public var webApp = true
-    /// A JWKS file re-read every `jwksReloadInterval` (its keys replace the set in service when
-    /// it changes and parses; a broken file is logged and the old keys stay).
-    public var jwksFile: String?
+    /// A JWKS (file or URL) re-read every `jwksReloadInterval` (its keys replace the set in
+    /// service when it changes and parses; a broken set is logged and the old keys stay).
+    public var jwks: JWKSSource?
     /// How often `jwksFile` is re-read.
     public var jwksReloadInterval: Duration = .seconds(60)
     /// Group matches announced to the app's backend (signed POSTs from a stored outbox); nil: off.

@@ -58,8 +58,8 @@ func backgroundServices<M: ServableMatcher>(_ parts: ServiceParts<M>, configurat
     if let manager = parts.catalog {
         services.append(CatalogPollService(catalog: manager, interval: configuration.catalogPollInterval))
     }
-    if let file = configuration.jwksFile {
-        services.append(JWKSReloadService(path: file, interval: configuration.jwksReloadInterval, ring: parts.shared.keys,
+    if let source = configuration.jwks {
+        services.append(JWKSReloadService(source: source, interval: configuration.jwksReloadInterval, ring: parts.shared.keys,
                                           logger: parts.shared.logger))
     }
     return services

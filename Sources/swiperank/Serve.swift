@@ -46,7 +46,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "A PEM public key file (ES256 or RS256) to verify tokens with instead of the HS256 secret (env SWIPERANK_JWT_PUBLIC_KEY).")
     var jwtPublicKey: String?
 
-    @Option(help: "A JWKS file (RFC 7517, keys named by kid) to verify tokens with; re-read every minute, so an identity provider's key rotation needs no restart (env SWIPERANK_JWKS).")
+    @Option(help: "A JWKS (RFC 7517, keys named by kid) to verify tokens with: a file, or the identity provider's https:// URL; re-read every minute, so a key rotation needs no restart (env SWIPERANK_JWKS).")
     var jwks: String?
 
     @Option(help: "Refuse tokens whose aud claim does not include this audience (env SWIPERANK_JWT_AUDIENCE).")
@@ -143,9 +143,14 @@ struct Serve: AsyncParsableCommand {
         } else if let secret = env["SWIPERANK_JWT_SECRET"] {
             config.auth = AuthConfiguration(hmacSecret: secret)
         }
-        if let path = jwks ?? env["SWIPERANK_JWKS"] {
-            config.jwksFile = path
-            config.auth.jwksJSON = String(decoding: try readInput(path, what: "JWKS"), as: UTF8.self)
+        if let text = jwks ?? env["SWIPERANK_JWKS"] {
+            let source = JWKSSource(text)
+            config.jwks = source
+            do {
+                config.auth.jwksJSON = try await source.read()
+            } catch let error as AuthSetupError {
+                throw CLIError(error.description)
+            }
             // A key set replaces the development secret; an explicit secret stays beside it.
             if env["SWIPERANK_JWT_SECRET"] == nil && config.auth.hmacSecret == AuthConfiguration.developmentSecret {
                 config.auth.hmacSecret = nil

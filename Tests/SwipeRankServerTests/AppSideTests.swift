@@ -2,6 +2,8 @@ import CompressNIO
 import Crypto
 import Foundation
 import HTTPTypes
+import Hummingbird
+import Logging
 import JWTKit
 import NIOCore
 @testable import SwipeRankServer
@@ -138,7 +140,7 @@ import Testing
         await #expect(throws: APIError.self) { try await ring.verify(t2) }
         verified.insert(t1, subject: "a", expires: Date().addingTimeInterval(600))
 
-        let service = JWKSReloadService(path: file.path, interval: .milliseconds(10), ring: ring, logger: .init(label: "test"))
+        let service = JWKSReloadService(source: .file(file.path), interval: .milliseconds(10), ring: ring, logger: .init(label: "test"))
         let task = Task { try await service.run() }
         defer { task.cancel() }
         try "{not json".write(to: file, atomically: true, encoding: .utf8)
@@ -154,6 +156,60 @@ import Testing
         #expect(rotated)
         await #expect(throws: APIError.self) { try await ring.verify(t1) }
         #expect(verified.subject(of: t1, at: Date()) == nil, "a swap forgets tokens verified by the old set")
+    }
+
+    @Test("JWKS from the identity provider's URL: fetched, rotated by the poll, a failing URL keeps the keys")
+    func jwksFromURL() async throws {
+        let k1 = ES256PrivateKey(), k2 = ES256PrivateKey()
+        let published = Mutex((200, Self.jwks([("k1", k1)])))
+        let router = Router()
+        router.get("jwks") { _, _ -> Response in
+            let (status, text) = published.withLock { $0 }
+            return Response(status: .init(code: status), headers: [.contentType: "application/json"],
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+        }
+        let port = AsyncStream<Int>.makeStream()
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                              onServerRunning: { port.continuation.yield($0.localAddress?.port ?? 0) }, logger: Logger(label: "idp"))
+        let server = Task { try await app.runService(gracefulShutdownSignals: []) }
+        defer { server.cancel() }
+        var ports = port.stream.makeAsyncIterator()
+        let bound = try #require(await ports.next())
+        let source = JWKSSource("http://127.0.0.1:\(bound)/jwks")
+        #expect(source == .url("http://127.0.0.1:\(bound)/jwks") && JWKSSource("keys.json") == .file("keys.json"))
+
+        var auth = AuthConfiguration()
+        auth.jwksJSON = try await source.read()
+        let ring = try await KeyRing(auth: auth, verified: VerifiedTokens())
+        let t1 = try await Self.sign(k1, kid: "k1", student: "a"), t2 = try await Self.sign(k2, kid: "k2", student: "b")
+        #expect(try await ring.verify(t1).sub.value == "a")
+        let service = JWKSReloadService(source: source, interval: .milliseconds(10), ring: ring, logger: Logger(label: "test"))
+        let task = Task { try await service.run() }
+        defer { task.cancel() }
+        // The provider fails for a while: the keys in service stay.
+        published.withLock { $0 = (503, "") }
+        await #expect(throws: AuthSetupError.self) { try await source.read() }
+        #expect(try await ring.verify(t1).sub.value == "a")
+        published.withLock { $0 = (200, Self.jwks([("k2", k2)])) }
+        var rotated = false
+        for _ in 0..<2_000 where !rotated {
+            rotated = (try? await ring.verify(t2)) != nil
+            if !rotated { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(rotated)
+        await #expect(throws: APIError.self) { try await ring.verify(t1) }
+        await #expect(throws: AuthSetupError.self) { try await JWKSSource.file("/nonexistent/jwks.json").read() }
+    }
+
+    @Test("a swipe answer stored by an earlier version replays in today's shape (option codes, organic false); today's bytes as stored")
+    func oldReplayShape() throws {
+        let old = Data(#"{"feedback":{"card_id":"166027","options":["Too expensive","Great value"],"reason":"probe"},"learning_state":{"phase":"discovery"},"outcome":"recorded","swipe_id":"s-1","total_swipes":3}"#.utf8)
+        let now = try #require(try JSONSerialization.jsonObject(with: StudentService<SchoolMatcher>.currentSwipeShape(old)) as? [String: Any])
+        #expect(now["organic"] as? Bool == false && now["total_swipes"] as? Int == 3 && now["swipe_id"] as? String == "s-1")
+        let options = (now["feedback"] as? [String: Any])?["options"] as? [[String: String]]
+        #expect(options == [["code": "too_expensive", "label": "Too expensive"], ["code": "great_value", "label": "Great value"]])
+        let current = Data(#"{"feedback":null,"learning_state":{"phase":"discovery"},"organic":true,"outcome":"recorded","swipe_id":"s-2","total_swipes":4}"#.utf8)
+        #expect(StudentService<SchoolMatcher>.currentSwipeShape(current) == current)
     }
 
     @Test("the picker's data: GET /catalog and /catalog/majors (every title a profile accepts)")

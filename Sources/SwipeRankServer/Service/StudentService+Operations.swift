@@ -55,7 +55,7 @@ extension StudentService {
             // this again rebuilt).
             if live.session.hasRecorded(swipeID: request.swipeID),
                let replayed = try await priorWrite(studentID, kind: .swipe, clientID: request.swipeID, digest: digest) {
-                return ([], StudentUpdate(), WriteResult(body: replayed, replayed: true))
+                return ([], StudentUpdate(), WriteResult(body: Self.currentSwipeShape(replayed), replayed: true))
             }
             let result: SwipeResult, organic: Bool
             do {
@@ -104,7 +104,8 @@ extension StudentService {
                         continue
                     }
                     if let replayed = try await priorWrite(studentID, kind: .swipe, clientID: swipe.swipeID, digest: digest) {
-                        items[i] = SyncItem(swipeID: swipe.swipeID, status: 200, result: try JSONDecoder().decode(JSONValue.self, from: replayed), replayed: true)
+                        items[i] = SyncItem(swipeID: swipe.swipeID, status: 200,
+                                            result: try JSONDecoder().decode(JSONValue.self, from: Self.currentSwipeShape(replayed)), replayed: true)
                         continue
                     }
                     let result: SwipeResult, organic: Bool
@@ -130,6 +131,22 @@ extension StudentService {
                             totalSwipes: live.session.totalSwipes, cursor: live.record.version + events.count)
             return (events, StudentUpdate(), (try WireJSON.encode(body), events.count))
         }
+    }
+
+    /// A stored swipe answer in today's shape: an answer stored by an earlier version (feedback
+    /// options as English labels, no `organic`) is rewritten — options as `{code, label}`,
+    /// `organic: false` (organic swipes did not exist then) — so a replay honours the contract.
+    static func currentSwipeShape(_ stored: Data) -> Data {
+        guard case var .object(body) = try? JSONDecoder().decode(JSONValue.self, from: stored), body["organic"] == nil else { return stored }
+        body["organic"] = .bool(false)
+        if case var .object(prompt)? = body["feedback"], case let .array(options)? = prompt["options"] {
+            prompt["options"] = .array(options.map { option in
+                guard case let .string(text) = option, let known = FeedbackOption(codeOrLabel: text) else { return option }
+                return .object(["code": .string(known.code), "label": .string(known.label)])
+            })
+            body["feedback"] = .object(prompt)
+        }
+        return (try? WireJSON.encode(JSONValue.object(body))) ?? stored
     }
 
     /// The stored answer to an earlier write with this client id, or a 409 when that write had
