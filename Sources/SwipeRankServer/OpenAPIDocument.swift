@@ -169,6 +169,24 @@ components:
       additionalProperties: false
       properties:
         majors: {type: array, items: {$ref: '#/components/schemas/Major'}}
+    CatalogAttribute:
+      type: object
+      required: [name, kind]
+      additionalProperties: false
+      properties:
+        name: {type: string}
+        kind: {type: string, enum: [text, number]}
+        values: {type: array, items: {type: string}, description: 'Text: the values, most frequent first (at most 200).'}
+        distinct: {type: integer, description: 'Text: how many distinct values there are.'}
+        min: {type: number, description: 'Numbers: the smallest value present.'}
+        max: {type: number, description: 'Numbers: the largest value present.'}
+    CatalogAttributes:
+      type: object
+      required: [attributes, preference_keys]
+      additionalProperties: false
+      properties:
+        attributes: {type: array, items: {$ref: '#/components/schemas/CatalogAttribute'}}
+        preference_keys: {type: array, items: {type: string}, description: "What a generic profile's preferences may name: feature columns, their groups, distance."}
     ItemValue:
       description: A catalog value (text or number; null for a missing value).
       nullable: true
@@ -915,6 +933,13 @@ paths:
       responses:
         '200': {description: Majors., content: {application/json: {schema: {$ref: '#/components/schemas/MajorList'}}}}
         '404': {$ref: '#/components/responses/Error'}
+  /catalog/attributes:
+    get:
+      operationId: getCatalogAttributes
+      security: []
+      summary: Every attribute with its values or range, and the keys a profile's preferences may name (a profile form for any catalog).
+      responses:
+        '200': {description: Attributes., content: {application/json: {schema: {$ref: '#/components/schemas/CatalogAttributes'}}}}
   /app:
     get:
       operationId: getApp
@@ -1936,6 +1961,68 @@ paths:
       "items": {
        "$ref": "#/components/schemas/Major"
       }
+     }
+    }
+   },
+   "CatalogAttribute": {
+    "type": "object",
+    "required": [
+     "name",
+     "kind"
+    ],
+    "additionalProperties": false,
+    "properties": {
+     "name": {
+      "type": "string"
+     },
+     "kind": {
+      "type": "string",
+      "enum": [
+       "text",
+       "number"
+      ]
+     },
+     "values": {
+      "type": "array",
+      "items": {
+       "type": "string"
+      },
+      "description": "Text: the values, most frequent first (at most 200)."
+     },
+     "distinct": {
+      "type": "integer",
+      "description": "Text: how many distinct values there are."
+     },
+     "min": {
+      "type": "number",
+      "description": "Numbers: the smallest value present."
+     },
+     "max": {
+      "type": "number",
+      "description": "Numbers: the largest value present."
+     }
+    }
+   },
+   "CatalogAttributes": {
+    "type": "object",
+    "required": [
+     "attributes",
+     "preference_keys"
+    ],
+    "additionalProperties": false,
+    "properties": {
+     "attributes": {
+      "type": "array",
+      "items": {
+       "$ref": "#/components/schemas/CatalogAttribute"
+      }
+     },
+     "preference_keys": {
+      "type": "array",
+      "items": {
+       "type": "string"
+      },
+      "description": "What a generic profile's preferences may name: feature columns, their groups, distance."
      }
     }
    },
@@ -4134,6 +4221,25 @@ paths:
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     }
+    }
+   }
+  },
+  "/catalog/attributes": {
+   "get": {
+    "operationId": "getCatalogAttributes",
+    "security": [],
+    "summary": "Every attribute with its values or range, and the keys a profile's preferences may name (a profile form for any catalog).",
+    "responses": {
+     "200": {
+      "description": "Attributes.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/CatalogAttributes"
+        }
+       }
+      }
      }
     }
    }

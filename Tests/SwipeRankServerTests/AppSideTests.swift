@@ -231,11 +231,33 @@ import Testing
                 #expect(try await c.call(.put, "/student/profile", student: "m", body: body).status.code < 300, "\(name)")
             }
         }
-        // A catalog whose profiles have no majors says so.
+        // A catalog whose profiles have no majors says so; its attributes build a profile form.
         try await CatalogsRouteTests().run(MemoryStore()) { c in
             let generic = try await c.call(.get, "/catalogs/restaurants/catalog")
             #expect(generic.json["kind"] as? String == "items" && generic.json["has_majors"] as? Bool == false)
             #expect(try await c.call(.get, "/catalogs/restaurants/catalog/majors").status == .notFound)
+            let attributes = try await c.call(.get, "/catalogs/restaurants/catalog/attributes")
+            let list = try #require(attributes.json["attributes"] as? [[String: Any]])
+            let catalog = ItemWireTests.engine.matcher.catalog
+            #expect(list.count == catalog.textAttributeNames.count + catalog.numericAttributeNames.count)
+            for (i, name) in catalog.textAttributeNames.enumerated() {
+                let entry = try #require(list.first { $0["name"] as? String == name })
+                let values = entry["values"] as? [String] ?? []
+                #expect(Set(values) == Set(catalog.textValues[i].filter { !$0.isEmpty }) || values.count == AttributesBody.maxValues)
+                let counts = values.map { v in catalog.textValues[i].count { $0 == v } }
+                #expect(counts == counts.sorted(by: >), "\(name): most frequent first")
+            }
+            for (i, name) in catalog.numericAttributeNames.enumerated() {
+                let entry = try #require(list.first { $0["name"] as? String == name })
+                #expect(entry["min"] as? Double == catalog.numericValues[i].compactMap { $0 }.min())
+            }
+            // Every preference key it lists is one a profile accepts.
+            let keys = try #require(attributes.json["preference_keys"] as? [String])
+            #expect(keys.contains("distance") && keys.count >= catalog.columns.count)
+            for key in keys {
+                let body = #"{"home": {"latitude": 40.05, "longitude": -74.95}, "preferences": {"\#(key)": 0.5}}"#
+                #expect(try await c.call(.put, "/catalogs/restaurants/student/profile", student: "p", body: body).status.code < 300, "\(key)")
+            }
         }
     }
 

@@ -472,6 +472,66 @@ public struct Client: APIProtocol {
             }
         )
     }
+    /// Every attribute with its values or range, and the keys a profile's preferences may name (a profile form for any catalog).
+    ///
+    /// - Remark: HTTP `GET /catalog/attributes`.
+    /// - Remark: Generated from `#/paths//catalog/attributes/get(getCatalogAttributes)`.
+    public func getCatalogAttributes(_ input: Operations.getCatalogAttributes.Input) async throws -> Operations.getCatalogAttributes.Output {
+        try await client.send(
+            input: input,
+            forOperation: Operations.getCatalogAttributes.id,
+            serializer: { input in
+                let path = try converter.renderedPath(
+                    template: "/catalog/attributes",
+                    parameters: []
+                )
+                var request: HTTPTypes.HTTPRequest = .init(
+                    soar_path: path,
+                    method: .get
+                )
+                suppressMutabilityWarning(&request)
+                converter.setAcceptHeader(
+                    in: &request.headerFields,
+                    contentTypes: input.headers.accept
+                )
+                return (request, nil)
+            },
+            deserializer: { response, responseBody in
+                switch response.status.code {
+                case 200:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.getCatalogAttributes.Output.Ok.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.CatalogAttributes.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .ok(.init(body: body))
+                default:
+                    return .undocumented(
+                        statusCode: response.status.code,
+                        .init(
+                            headerFields: response.headerFields,
+                            body: responseBody
+                        )
+                    )
+                }
+            }
+        )
+    }
     /// The web app (redirects to /app/).
     ///
     /// - Remark: HTTP `GET /app`.

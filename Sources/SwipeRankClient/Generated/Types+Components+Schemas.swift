@@ -698,6 +698,141 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/CatalogAttribute`.
+        public struct CatalogAttribute: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/CatalogAttribute/name`.
+            public var name: Swift.String
+            /// - Remark: Generated from `#/components/schemas/CatalogAttribute/kind`.
+            @frozen public enum kindPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case text = "text"
+                case number = "number"
+            }
+            /// - Remark: Generated from `#/components/schemas/CatalogAttribute/kind`.
+            public var kind: Components.Schemas.CatalogAttribute.kindPayload
+            /// Text: the values, most frequent first (at most 200).
+            ///
+            /// - Remark: Generated from `#/components/schemas/CatalogAttribute/values`.
+            public var values: [Swift.String]?
+            /// Text: how many distinct values there are.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CatalogAttribute/distinct`.
+            public var distinct: Swift.Int?
+            /// Numbers: the smallest value present.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CatalogAttribute/min`.
+            public var min: Swift.Double?
+            /// Numbers: the largest value present.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CatalogAttribute/max`.
+            public var max: Swift.Double?
+            /// Creates a new `CatalogAttribute`.
+            ///
+            /// - Parameters:
+            ///   - name:
+            ///   - kind:
+            ///   - values: Text: the values, most frequent first (at most 200).
+            ///   - distinct: Text: how many distinct values there are.
+            ///   - min: Numbers: the smallest value present.
+            ///   - max: Numbers: the largest value present.
+            public init(
+                name: Swift.String,
+                kind: Components.Schemas.CatalogAttribute.kindPayload,
+                values: [Swift.String]? = nil,
+                distinct: Swift.Int? = nil,
+                min: Swift.Double? = nil,
+                max: Swift.Double? = nil
+            ) {
+                self.name = name
+                self.kind = kind
+                self.values = values
+                self.distinct = distinct
+                self.min = min
+                self.max = max
+            }
+            public enum CodingKeys: String, CodingKey {
+                case name
+                case kind
+                case values
+                case distinct
+                case min
+                case max
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.name = try container.decode(
+                    Swift.String.self,
+                    forKey: .name
+                )
+                self.kind = try container.decode(
+                    Components.Schemas.CatalogAttribute.kindPayload.self,
+                    forKey: .kind
+                )
+                self.values = try container.decodeIfPresent(
+                    [Swift.String].self,
+                    forKey: .values
+                )
+                self.distinct = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .distinct
+                )
+                self.min = try container.decodeIfPresent(
+                    Swift.Double.self,
+                    forKey: .min
+                )
+                self.max = try container.decodeIfPresent(
+                    Swift.Double.self,
+                    forKey: .max
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "name",
+                    "kind",
+                    "values",
+                    "distinct",
+                    "min",
+                    "max"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/CatalogAttributes`.
+        public struct CatalogAttributes: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/CatalogAttributes/attributes`.
+            public var attributes: [Components.Schemas.CatalogAttribute]
+            /// What a generic profile's preferences may name: feature columns, their groups, distance.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CatalogAttributes/preference_keys`.
+            public var preference_keys: [Swift.String]
+            /// Creates a new `CatalogAttributes`.
+            ///
+            /// - Parameters:
+            ///   - attributes:
+            ///   - preference_keys: What a generic profile's preferences may name: feature columns, their groups, distance.
+            public init(
+                attributes: [Components.Schemas.CatalogAttribute],
+                preference_keys: [Swift.String]
+            ) {
+                self.attributes = attributes
+                self.preference_keys = preference_keys
+            }
+            public enum CodingKeys: String, CodingKey {
+                case attributes
+                case preference_keys
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.attributes = try container.decode(
+                    [Components.Schemas.CatalogAttribute].self,
+                    forKey: .attributes
+                )
+                self.preference_keys = try container.decode(
+                    [Swift.String].self,
+                    forKey: .preference_keys
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "attributes",
+                    "preference_keys"
+                ])
+            }
+        }
         /// A catalog value (text or number; null for a missing value).
         ///
         /// - Remark: Generated from `#/components/schemas/ItemValue`.

@@ -37,6 +37,11 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /catalog/majors`.
     /// - Remark: Generated from `#/paths//catalog/majors/get(getCatalogMajors)`.
     func getCatalogMajors(_ input: Operations.getCatalogMajors.Input) async throws -> Operations.getCatalogMajors.Output
+    /// Every attribute with its values or range, and the keys a profile's preferences may name (a profile form for any catalog).
+    ///
+    /// - Remark: HTTP `GET /catalog/attributes`.
+    /// - Remark: Generated from `#/paths//catalog/attributes/get(getCatalogAttributes)`.
+    func getCatalogAttributes(_ input: Operations.getCatalogAttributes.Input) async throws -> Operations.getCatalogAttributes.Output
     /// The web app (redirects to /app/).
     ///
     /// - Remark: HTTP `GET /app`.
@@ -290,6 +295,13 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//catalog/majors/get(getCatalogMajors)`.
     public func getCatalogMajors(headers: Operations.getCatalogMajors.Input.Headers = .init()) async throws -> Operations.getCatalogMajors.Output {
         try await getCatalogMajors(Operations.getCatalogMajors.Input(headers: headers))
+    }
+    /// Every attribute with its values or range, and the keys a profile's preferences may name (a profile form for any catalog).
+    ///
+    /// - Remark: HTTP `GET /catalog/attributes`.
+    /// - Remark: Generated from `#/paths//catalog/attributes/get(getCatalogAttributes)`.
+    public func getCatalogAttributes(headers: Operations.getCatalogAttributes.Input.Headers = .init()) async throws -> Operations.getCatalogAttributes.Output {
+        try await getCatalogAttributes(Operations.getCatalogAttributes.Input(headers: headers))
     }
     /// The web app (redirects to /app/).
     ///

@@ -11,10 +11,13 @@ struct CatalogInfoController<M: ServableMatcher>: Sendable {
     let service: StudentService<M>
     /// Encoded once per catalog version (a few hundred titles, asked by every new app install).
     let majors: Data?
+    /// `GET /catalog/attributes`, encoded once per catalog version.
+    let attributes: Data
 
     init(service: StudentService<M>) {
         self.service = service
         majors = service.engine.matcher.majorListing.flatMap { try? WireJSON.encode(MajorsBody(majors: $0)) }
+        attributes = (try? WireJSON.encode(AttributesBody(catalog: service.engine.matcher.catalog))) ?? Data("{}".utf8)
     }
 
     func addRoutes(to router: Router<Context>, table: RouteTable) {
@@ -31,8 +34,12 @@ struct CatalogInfoController<M: ServableMatcher>: Sendable {
             }
             return .json(majors, cache: CachePolicy.publicCatalog)
         }
+        router.get("catalog/attributes") { _, _ -> Response in
+            .json(attributes, cache: CachePolicy.publicCatalog)
+        }
         table.add(.get, "/catalog")
         table.add(.get, "/catalog/majors")
+        table.add(.get, "/catalog/attributes")
     }
 }
 
@@ -47,6 +54,47 @@ struct CatalogBody: Encodable {
     var hasMajors: Bool
     enum CodingKeys: String, CodingKey {
         case kind, item, itemIDKey = "item_id_key", items, fingerprint, sequence, hasMajors = "has_majors"
+    }
+}
+
+/// `GET /catalog/attributes`: what an app needs to build a profile form for any catalog — each
+/// attribute with its values (text: the most frequent first; numbers: the range) and the keys a
+/// profile's `preferences` may name (feature columns, their groups, `distance`).
+struct AttributesBody: Encodable {
+    /// The most values listed per text attribute (the rest are counted in `distinct`).
+    static let maxValues = 200
+
+    struct Attribute: Encodable {
+        var name: String
+        var kind: String
+        var values: [String]?
+        var distinct: Int?
+        var min: Double?
+        var max: Double?
+    }
+
+    var attributes: [Attribute]
+    var preferenceKeys: [String]
+
+    enum CodingKeys: String, CodingKey { case attributes, preferenceKeys = "preference_keys" }
+
+    init(catalog: Catalog) {
+        var out: [Attribute] = []
+        for (i, name) in catalog.textAttributeNames.enumerated() {
+            var counts: [String: Int] = [:]
+            for value in catalog.textValues[i] where !value.isEmpty { counts[value, default: 0] += 1 }
+            let ranked = counts.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.prefix(Self.maxValues).map(\.key)
+            out.append(Attribute(name: name, kind: "text", values: ranked, distinct: counts.count))
+        }
+        for (i, name) in catalog.numericAttributeNames.enumerated() {
+            let present = catalog.numericValues[i].compactMap { $0 }
+            out.append(Attribute(name: name, kind: "number", min: present.min(), max: present.max()))
+        }
+        attributes = out.sorted { $0.name < $1.name }
+        var keys = catalog.columns.map(\.name) + catalog.groups
+        if catalog.locations.contains(where: { $0 != nil }) { keys.append("distance") }
+        var seen = Set<String>()
+        preferenceKeys = keys.filter { seen.insert($0).inserted }
     }
 }
 
