@@ -46,6 +46,9 @@ public struct ServerConfiguration: Sendable {
     public var webhook: WebhookConfiguration?
     /// A folder to serve the web app from instead of the copy compiled in (development).
     public var appDirectory: String?
+    /// Count guest sign-ups by the last `X-Forwarded-For` address (set when a reverse proxy you
+    /// run appends it; never otherwise, since a client could write any address there).
+    public var trustForwardedFor = false
     /// Makes the id of each new guest (`POST /auth/guest`); random by default.
     public var guestID: @Sendable () -> String = { AuthController.randomGuestID() }
 
@@ -278,7 +281,8 @@ func makeGeneration<M: ServableMatcher>(
     router.add(middleware: ErrorMiddleware<SwipeRankRequestContext>(routes: table, requestID: { $0.requestID }))
     PublicController(service: service, metrics: metrics).addRoutes(to: router, table: table)
     CatalogInfoController(service: service).addRoutes(to: router, table: table)
-    AuthController(keys: keys, buckets: shared.guestBuckets, clock: configuration.service.clock, newGuestID: configuration.guestID)
+    AuthController(keys: keys, buckets: shared.guestBuckets, clock: configuration.service.clock, newGuestID: configuration.guestID,
+                   trustForwardedFor: configuration.trustForwardedFor)
         .addRoutes(to: router, table: table)
     if configuration.webApp { WebAppController(directory: configuration.appDirectory).addRoutes(to: router, table: table) }
     let student = router.group("student")

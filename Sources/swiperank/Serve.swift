@@ -58,6 +58,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "on: POST /auth/guest signs short-lived tokens for fresh guest ids (needs the HS256 secret; limited per client address); off: 404. Default on with the development secret, else off (env SWIPERANK_GUEST_TOKENS).")
     var guestTokens: String?
 
+    @Option(help: "Guest sign-ups per client address per hour (env SWIPERANK_GUEST_SIGNUPS_PER_HOUR; default 30).")
+    var guestSignupsPerHour: Int?
+
+    @Option(help: "on: count guest sign-ups by the last X-Forwarded-For address, which the reverse proxy in front of the service appends (only behind such a proxy: a client can write anything there); off: by the connection's address (env SWIPERANK_TRUST_FORWARDED_FOR; default off).")
+    var trustForwardedFor: String?
+
     @Option(help: "Serve the web app from this folder instead of the copy compiled in (developing the app: edit and reload) (env SWIPERANK_APP_DIR).")
     var appDir: String?
 
@@ -174,6 +180,12 @@ struct Serve: AsyncParsableCommand {
             }
             config.webhook = WebhookConfiguration(url: url, secret: secret)
         }
+        config.auth.guestsPerHour = try guestSignupsPerHour ?? Self.int(env["SWIPERANK_GUEST_SIGNUPS_PER_HOUR"], "SWIPERANK_GUEST_SIGNUPS_PER_HOUR")
+            ?? config.auth.guestsPerHour
+        guard config.auth.guestsPerHour >= 1 else { throw ValidationError("--guest-signups-per-hour must be at least 1") }
+        let forwarded = trustForwardedFor ?? env["SWIPERANK_TRUST_FORWARDED_FOR"] ?? "off"
+        guard ["on", "off"].contains(forwarded) else { throw ValidationError("--trust-forwarded-for must be on or off, got \(forwarded)") }
+        config.trustForwardedFor = forwarded == "on"
         if let dir = appDir ?? env["SWIPERANK_APP_DIR"] {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory), isDirectory.boolValue else {

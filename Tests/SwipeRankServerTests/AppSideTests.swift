@@ -62,6 +62,24 @@ import Testing
             let off = try await c.call(.post, "/auth/guest")
             #expect(off.status == .notFound && off.code == "GUEST_DISABLED")
         }
+        // Behind a trusted proxy: counted by the address it appends, so two clients are two buckets.
+        try await Harness(configure: {
+            $0.service.clock = Self.realClock
+            $0.auth.guestTokens = true
+            $0.auth.guestsPerHour = 1
+            $0.trustForwardedFor = true
+        }).run { c in
+            let a: HTTPFields = [.init("X-Forwarded-For")!: "203.0.113.9, 198.51.100.1"]
+            let b: HTTPFields = [.init("X-Forwarded-For")!: "198.51.100.2"]
+            let first = try await c.call(.post, "/auth/guest", headers: a)
+            let other = try await c.call(.post, "/auth/guest", headers: b)
+            let again = try await c.call(.post, "/auth/guest", headers: a)
+            #expect(first.status == .created && other.status == .created && again.status == .tooManyRequests)
+            // The client-written first entry does not pick the bucket: the proxy's last one does.
+            let spoofed: HTTPFields = [.init("X-Forwarded-For")!: "10.9.9.9, 198.51.100.1"]
+            let spoof = try await c.call(.post, "/auth/guest", headers: spoofed)
+            #expect(spoof.status == .tooManyRequests)
+        }
     }
 
     @Test("guest ids: 128 bits as 26 base32 characters, against a bit-by-bit reference")

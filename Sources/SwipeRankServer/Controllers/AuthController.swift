@@ -13,11 +13,24 @@ struct AuthController: Sendable {
     let clock: @Sendable () -> Int64
     /// A fresh guest id (random; tests pass a deterministic one).
     let newGuestID: @Sendable () -> String
+    /// Take the client's address from `X-Forwarded-For` (its last entry: the one the trusted
+    /// proxy in front appended) instead of the connection's peer, which behind a proxy is the
+    /// proxy for every guest.
+    var trustForwardedFor = false
+
+    /// The address sign-ups are counted by.
+    func clientAddress(_ request: Request, _ context: Context) -> String {
+        if trustForwardedFor, let header = request.headers[.xForwardedFor],
+           let last = header.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !last.isEmpty {
+            return String(last.prefix(64))
+        }
+        return context.clientAddress ?? "unknown"
+    }
 
     func addRoutes(to router: Router<Context>, table: RouteTable) {
-        router.post("auth/guest") { _, context in
+        router.post("auth/guest") { request, context in
             try guestsAllowed()
-            try limit(key: "guest:" + (context.clientAddress ?? "unknown"), what: "guest sign-ins from this address")
+            try limit(key: "guest:" + clientAddress(request, context), what: "guest sign-ins from this address")
             return try await issue(newGuestID(), status: .created)
         }
         router.post("auth/guest/refresh") { request, context in
@@ -102,4 +115,8 @@ struct GuestTokenBody: Encodable {
     }
 
     enum CodingKeys: String, CodingKey { case token, tokenType = "token_type", studentID = "student_id", expiresAt = "expires_at" }
+}
+
+extension HTTPField.Name {
+    static let xForwardedFor = Self("X-Forwarded-For")!
 }
