@@ -18,15 +18,20 @@ extension SwipeSession {
     /// - Returns: The open cards, in serving order.
     /// - Complexity: O(N·D) for the scores when any card is open, plus O(swipes).
     public func openCards(limit: Int) -> [OpenCard] {
+        let open = openServedCards(limit: limit)
+        return open.isEmpty ? [] : openCards(open, scores: deckScores())
+    }
+
+    /// The open served cards, oldest first, at most `limit`.
+    private func openServedCards(limit: Int) -> [ServedCard] {
         guard limit > 0 else { return [] }
         // A served card saved from its detail page has a judgement but no swipe: it is played.
         let judged = Set(swipes.values.map(\.cardID))
-        let open = served.lazy.filter { $0.action == nil && !judged.contains($0.cardID) }.prefix(limit)
-        guard !open.isEmpty else { return [] }
-        let weights = self.weights
-        var raw: [Float] = []
-        engine.rawScores(weights: weights, student: student, into: &raw)
-        let reasons = CollaborativeReasons(session: self, terms: collaborativeTerms, raw: raw)
+        return Array(served.lazy.filter { $0.action == nil && !judged.contains($0.cardID) }.prefix(limit))
+    }
+
+    private func openCards(_ open: [ServedCard], scores: DeckScores) -> [OpenCard] {
+        let (weights, raw, reasons) = (scores.weights, scores.raw, scores.reasons)
         return open.map { served in
             var card = engine.matcher.card(row: served.row, raw: engine.matchRaw(raw[served.row], row: served.row), student: student,
                                            weights: weights, isProbe: served.isProbe)
@@ -55,8 +60,13 @@ extension SwipeSession {
     /// - Parameter count: The deck size.
     /// - Returns: The open cards and the newly dealt ones.
     public mutating func deck(count: Int) -> Deck {
-        let open = openCards(limit: count)
-        return Deck(open: open, dealt: recommendations(count: max(0, count - open.count)))
+        let open = openServedCards(limit: count)
+        let fresh = max(0, count - open.count)
+        let empty = RecommendationResponse(recommendations: [], learningState: learningState, totalSwipes: totalSwipes)
+        guard !open.isEmpty || min(fresh, unseenCount) > 0 else { return Deck(open: [], dealt: empty) }
+        // One scoring pass for both halves: the model does not change between them.
+        let scores = deckScores()
+        return Deck(open: openCards(open, scores: scores), dealt: recommendations(count: fresh, scores: scores))
     }
 }
 
@@ -80,26 +90,21 @@ extension SwipeSession {
     /// - Returns: One entry per item.
     /// - Complexity: O(events).
     public func likedItems(isSave: (String) -> Bool) -> [LikedItem] {
-        var order: [String] = []
-        var byID: [String: LikedItem] = [:]
-        func note(_ swipe: Swipe, saved: Bool) {
-            guard swipe.action == .like, engine.matcher.catalog.row(of: swipe.cardID) != nil else { return }
-            var item = byID[swipe.cardID] ?? LikedItem(cardID: swipe.cardID, timestamp: swipe.timestamp, swiped: false, saved: false)
-            if byID[swipe.cardID] == nil { order.append(swipe.cardID) } else {
-                order.removeAll { $0 == swipe.cardID }
-                order.append(swipe.cardID)
+        // Each item with the position of its latest like in the history: newest first is that order reversed.
+        var byID: [String: (item: LikedItem, latest: Int)] = [:]
+        for (position, event) in events.enumerated() {
+            let (swipe, saved): (Swipe, Bool)
+            switch event {
+            case let .swipe(s): (swipe, saved) = (s, false)
+            case let .judged(s, _): (swipe, saved) = (s, isSave(s.swipeID))
+            case .feedback, .retired: continue
             }
+            guard swipe.action == .like, engine.matcher.catalog.row(of: swipe.cardID) != nil else { continue }
+            var item = byID[swipe.cardID]?.item ?? LikedItem(cardID: swipe.cardID, timestamp: swipe.timestamp, swiped: false, saved: false)
             item.timestamp = max(item.timestamp, swipe.timestamp)
             if saved { item.saved = true } else { item.swiped = true }
-            byID[swipe.cardID] = item
+            byID[swipe.cardID] = (item, position)
         }
-        for event in events {
-            switch event {
-            case let .swipe(swipe): note(swipe, saved: false)
-            case let .judged(swipe, _): note(swipe, saved: isSave(swipe.swipeID))
-            case .feedback, .retired: break
-            }
-        }
-        return order.reversed().compactMap { byID[$0] }
+        return byID.values.sorted { $0.latest > $1.latest }.map(\.item)
     }
 }

@@ -197,20 +197,44 @@ public struct SwipeSession<M: Matcher>: Sendable {
     @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public mutating func recommendations(count: Int) -> RecommendationResponse {
+        guard max(0, min(count, unseenCount)) > 0 else {
+            return RecommendationResponse(recommendations: [], learningState: learningState, totalSwipes: totalSwipes)
+        }
+        return recommendations(count: count, scores: deckScores())
+    }
+
+    /// The scores one deck is built from: a single pass over the catalog, shared by the open
+    /// cards a deck repeats (`openCards`) and the cards it deals.
+    struct DeckScores {
+        let weights: PreferenceWeights
+        let raw: [Float]
+        let terms: [Float]?
+        let reasons: CollaborativeReasons?
+    }
+
+    /// Scores the catalog under the current model.
+    func deckScores() -> DeckScores {
+        let weights = self.weights
+        var raw: [Float] = []
+        engine.rawScores(weights: weights, student: student, into: &raw)
+        let terms = collaborativeTerms
+        return DeckScores(weights: weights, raw: raw, terms: terms, reasons: CollaborativeReasons(session: self, terms: terms, raw: raw))
+    }
+
+    /// `recommendations(count:)` on scores already computed for this state.
+    @_specialize(where M == SchoolMatcher)
+    @_specialize(where M == ItemMatcher)
+    mutating func recommendations(count: Int, scores: DeckScores) -> RecommendationResponse {
         let catalog = engine.matcher.catalog
         let wanted = max(0, min(count, unseenCount))
         guard wanted > 0 else {
             return RecommendationResponse(recommendations: [], learningState: learningState, totalSwipes: totalSwipes)
         }
-        let weights = self.weights
-        var raw: [Float] = []
-        engine.rawScores(weights: weights, student: student, into: &raw)
+        let (weights, raw, terms, reasons) = (scores.weights, scores.raw, scores.terms, scores.reasons)
         // The deck is chosen by the ranking score (with the collaborative term); each card's
         // match score, and the probe boundary, by the raw score alone.
         var ranking = raw
-        let terms = collaborativeTerms
         if let terms { for i in ranking.indices { ranking[i] += terms[i] } }
-        let reasons = CollaborativeReasons(session: self, terms: terms, raw: raw)
         var batch = BatchPools(session: self, raw: ranking, count: wanted)
         let plan: [GeoBand?] = isBanded ? engine.mixer.plan(count: wanted, served: bandServed)
             : [GeoBand?](repeating: nil, count: wanted)

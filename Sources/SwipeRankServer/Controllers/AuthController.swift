@@ -30,7 +30,7 @@ struct AuthController: Sendable {
     func addRoutes(to router: Router<Context>, table: RouteTable) {
         router.post("auth/guest") { request, context in
             try guestsAllowed()
-            try limit(key: "guest:" + clientAddress(request, context), what: "guest sign-ins from this address")
+            try limit(key: "guest:" + clientAddress(request, context), what: "guest sign-ins", subject: "this address")
             return try await issue(newGuestID(), status: .created)
         }
         router.post("auth/guest/refresh") { request, context in
@@ -46,7 +46,7 @@ struct AuthController: Sendable {
             guard claims.guest == true else { throw APIError.authInvalid("only a guest token can be refreshed here") }
             // Limited per guest, not per address: a classroom behind one address must not sign
             // its guests out, and sign-ups must not be starved by refreshes.
-            try limit(key: "refresh:" + claims.sub.value, what: "token refreshes for this guest")
+            try limit(key: "refresh:" + claims.sub.value, what: "token refreshes", subject: "this guest")
             return try await issue(claims.sub.value, status: .ok)
         }
         table.add(.post, "/auth/guest")
@@ -59,11 +59,9 @@ struct AuthController: Sendable {
         }
     }
 
-    private func limit(key: String, what: String) throws(APIError) {
+    private func limit(key: String, what: String, subject: String) throws(APIError) {
         if case let .failure(retry) = buckets.take(key) {
-            throw APIError(.tooManyRequests, code: "RATE_LIMITED", message: "too many \(what); retry in \(retry.seconds) s",
-                           details: ["retry_after_seconds": .number(Double(retry.seconds)), "limit": .number(buckets.capacity)],
-                           headers: [.retryAfter: String(retry.seconds)])
+            throw APIError.rateLimited(retry, limit: Int(buckets.capacity), what: what, subject: subject)
         }
     }
 

@@ -89,9 +89,10 @@ extension APIError {
     ///   - retry: When a token is back.
     ///   - limit: The bucket's capacity.
     ///   - what: What was limited ("requests", "joins").
-    static func rateLimited(_ retry: TokenBuckets.RetryAfter, limit: Int, what: String) -> APIError {
+    ///   - subject: Whose limit ("this student", "this address").
+    static func rateLimited(_ retry: TokenBuckets.RetryAfter, limit: Int, what: String, subject: String = "this student") -> APIError {
         APIError(.tooManyRequests, code: "RATE_LIMITED",
-                 message: "too many \(what) for this student; retry in \(retry.seconds) s",
+                 message: "too many \(what) for \(subject); retry in \(retry.seconds) s",
                  details: ["retry_after_seconds": .number(Double(retry.seconds)), "limit": .number(Double(limit))],
                  headers: [.retryAfter: String(retry.seconds), .xRateLimitLimit: String(limit), .xRateLimitRemaining: "0"])
     }
