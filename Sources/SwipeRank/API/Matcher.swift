@@ -91,6 +91,29 @@ public protocol MatchedStudent: Sendable {
     /// The preferred maximum distance in miles when the student has a home (the geographic
     /// bands are drawn around it); nil without a home, which means one pool and no mixing.
     var preferredDistanceMiles: Double? { get }
+    /// The bytes its per-item arrays hold, for `SwipeEngine`'s student cache budget.
+    var byteCount: Int { get }
+}
+
+extension MatchedStudent {
+    /// The terms and the distances (the per-item arrays; the rest is small).
+    public var byteCount: Int { terms.byteCount + distances.count * MemoryLayout<Float>.stride + 256 }
+}
+
+/// A profile with its hash computed once: the key of the engine's student cache, which a
+/// session looks up on every request (a profile hashes its strings and lists each time).
+struct ProfileKey<P: Hashable & Sendable>: Hashable, Sendable {
+    let profile: P
+    let hash: Int
+
+    init(_ profile: P) {
+        self.profile = profile
+        hash = profile.hashValue
+    }
+
+    static func == (a: ProfileKey, b: ProfileKey) -> Bool { a.hash == b.hash && a.profile == b.profile }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }
 
 extension Matcher {

@@ -209,6 +209,10 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     let exposureOffsets: [Float]?
     /// The collaborative model (`withFactors(_:)`), or nil: students learn from features alone.
     public let factors: CollaborativeFactors?
+    /// Resolved students by profile (`resolvedStudent(_:)`), bounded in bytes and shared by the
+    /// engines derived from this one (same matcher, so the same students). A session keeps its
+    /// profile, not the resolved student's per-item arrays, so it holds O(swipes), not O(N).
+    let students: LRUCache<ProfileKey<M.Profile>, M.Student>
 
     /// Bumped when the learning or serving code changes what a session does with the same
     /// catalog, configuration and swipes (part of `modelVersion`).
@@ -238,13 +242,24 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     ///   - configuration: Settings; must pass `EngineConfiguration.validate()` (a programmer
     ///     error otherwise: configurations read from data are validated when decoded).
     /// - Complexity: O(N × d) (the catalog fingerprint).
-    public init(matcher: M, configuration: EngineConfiguration = EngineConfiguration()) {
+    ///   - studentCacheBytes: The most bytes of resolved students (their per-item terms and
+    ///     distances) kept for reuse across requests (`SwipeEngine.defaultStudentCacheBytes`
+    ///     unless told); a student evicted is resolved again from the profile when next served.
+    public init(matcher: M, configuration: EngineConfiguration = EngineConfiguration(),
+                studentCacheBytes: Int = SwipeEngine.defaultStudentCacheBytes) {
         do { try configuration.validate() } catch { preconditionFailure("Invalid EngineConfiguration: \(error.detail)") }
-        self.init(matcher: matcher, configuration: configuration, fingerprint: matcher.catalog.fingerprint, population: nil, factors: nil)
+        precondition(studentCacheBytes >= 1, "studentCacheBytes must be at least 1")
+        self.init(matcher: matcher, configuration: configuration, fingerprint: matcher.catalog.fingerprint, population: nil, factors: nil,
+                  students: LRUCache(capacity: studentCacheBytes))
     }
 
+    /// 256 MiB: on the 2,294-school catalog (~27 KiB per student) about 9,700 students stay
+    /// resolved; on a million items (~9 MiB each) about 28 — the students swiping right now.
+    public static var defaultStudentCacheBytes: Int { 256 << 20 }
+
     private init(matcher: M, configuration: EngineConfiguration, fingerprint: String, population: PopulationPrior?,
-                 factors: CollaborativeFactors?) {
+                 factors: CollaborativeFactors?, students: LRUCache<ProfileKey<M.Profile>, M.Student>) {
+        self.students = students
         self.factors = factors
         self.matcher = matcher
         self.configuration = configuration
@@ -289,7 +304,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         if let exposure = prior.exposureEffects, exposure.count != matcher.catalog.count {
             throw invalid("exposure_effects", "has \(exposure.count) effects, the catalog \(matcher.catalog.count) items")
         }
-        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: prior, factors: factors)
+        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: prior, factors: factors, students: students)
     }
 
     /// The same engine with a collaborative model: every student also learns, swipe by swipe,
@@ -303,7 +318,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// - Complexity: O(N × f²).
     public func withFactors(_ file: FactorModelFile) throws(DataError) -> SwipeEngine {
         let resolved = try CollaborativeFactors(file: file, catalog: matcher.catalog)
-        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population, factors: resolved)
+        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population, factors: resolved, students: students)
     }
 
     /// A new student's collaborative posterior (nil without factors).
@@ -380,7 +395,8 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         var configuration = self.configuration
         change(&configuration)
         do { try configuration.validate() } catch { preconditionFailure("Invalid EngineConfiguration: \(error.detail)") }
-        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population, factors: factors)
+        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population, factors: factors,
+                           students: students)
     }
 
     /// Starts a session for a student.
@@ -397,6 +413,28 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     @_specialize(where M == ItemMatcher)
     public func session(studentID: String, profile: M.Profile, seed: UInt64) throws(DataError) -> SwipeSession<M> {
         try SwipeSession(engine: self, studentID: studentID, profile: profile, seed: seed)
+    }
+
+    /// A profile resolved against the matcher (`Matcher.student(_:)`), from the engine's
+    /// student cache when it was resolved recently: the per-item terms and distances a deck
+    /// needs are computed once per active student, not once per request, and are not part of
+    /// any session's state.
+    ///
+    /// - Parameter profile: The profile.
+    /// - Returns: The resolved student.
+    /// - Throws: `DataError` for an invalid profile (never cached).
+    /// - Complexity: O(1) for a cached student, else `Matcher.student(_:)`'s O(N).
+    public func resolvedStudent(_ profile: M.Profile) throws(DataError) -> M.Student {
+        try resolvedStudent(ProfileKey(profile))
+    }
+
+    func resolvedStudent(_ key: ProfileKey<M.Profile>) throws(DataError) -> M.Student {
+        if let student = students.get(key) { return student }
+        // Resolved outside the cache's lock: other students' requests go on meanwhile. Two
+        // requests resolving the same profile at once compute the same value.
+        let student = try matcher.student(key.profile)
+        students.put(key, student, cost: student.byteCount)
+        return student
     }
 
     /// The prior of a new session: the cold-start weights (shifted by the population prior's

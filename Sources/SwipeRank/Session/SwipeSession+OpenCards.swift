@@ -32,6 +32,7 @@ extension SwipeSession {
 
     private func openCards(_ open: [ServedCard], scores: DeckScores) -> [OpenCard] {
         let (weights, raw, reasons) = (scores.weights, scores.raw, scores.reasons)
+        let student = self.student
         return open.map { served in
             var card = engine.matcher.card(row: served.row, raw: engine.matchRaw(raw[served.row], row: served.row), student: student,
                                            weights: weights, isProbe: served.isProbe)

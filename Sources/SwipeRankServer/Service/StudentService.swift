@@ -103,7 +103,7 @@ final class StudentService<M: ServableMatcher>: Sendable {
     let summaryJSON: SummaryJSON
     let store: any StudentStore
     let options: ServiceOptions
-    let cache: LRUCache<LiveStudent<M>>
+    let cache: LRUCache<String, LiveStudent<M>>
     /// Per-student locks, shared with the services of earlier catalog versions still finishing
     /// their requests.
     let locks: KeyedLock
