@@ -428,6 +428,11 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         try resolvedStudent(ProfileKey(profile))
     }
 
+    /// The bytes of resolved students the engine's cache holds now (at most the
+    /// `studentCacheBytes` it was created with, except that the newest student always stays):
+    /// the per-student memory that is not in any session, for metrics and benchmarks.
+    public var cachedStudentBytes: Int { students.totalCost }
+
     func resolvedStudent(_ key: ProfileKey<M.Profile>) throws(DataError) -> M.Student {
         if let student = students.get(key) { return student }
         // Resolved outside the cache's lock: other students' requests go on meanwhile. Two
