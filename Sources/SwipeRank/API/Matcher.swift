@@ -26,6 +26,13 @@ public protocol Matcher: Sendable {
     /// A text attribute whose values are regions: discovery cards from a region not shown yet
     /// get a novelty bonus. nil: no such bonus.
     var regionAttribute: String? { get }
+    /// The student's relative terms as the distance term alone (`DistanceTermShape`), or nil
+    /// when they are anything else: a large engine's decks retrieve candidates through its
+    /// `CandidateIndex` only when the matcher declares this (the default is nil).
+    ///
+    /// - Parameter student: The resolved student.
+    /// - Returns: The home and preferred distance the term is computed from, or nil.
+    func distanceTermShape(of student: Student) -> DistanceTermShape?
 
     /// Validates and resolves a profile.
     ///
@@ -119,6 +126,12 @@ struct ProfileKey<P: Hashable & Sendable>: Hashable, Sendable {
 extension Matcher {
     /// nil: by default a matcher has nothing beyond its catalog and terms that changes the model.
     public var modelTag: String? { nil }
+
+    /// nil: a matcher's terms are not known to be the distance term alone unless it says so.
+    ///
+    /// - Parameter student: The resolved student.
+    /// - Returns: nil.
+    public func distanceTermShape(of student: Student) -> DistanceTermShape? { nil }
 
     /// The best `count` items for a student under given weights, as cards.
     ///

@@ -152,6 +152,15 @@ public struct ItemMatcher: Matcher {
     /// `["distance"]`.
     public var termNames: [String] { ["distance"] }
 
+    /// The distance term alone, from the user's home (if any) and `maxDistanceMiles`: a large
+    /// catalog's decks can retrieve candidates through the engine's index.
+    ///
+    /// - Parameter student: The user.
+    /// - Returns: The shape of the user's `distance` term.
+    public func distanceTermShape(of student: ItemUser) -> DistanceTermShape? {
+        DistanceTermShape(home: student.profile.home, preferredMiles: student.profile.maxDistanceMiles)
+    }
+
     /// Validates a profile (ranges, and that every preference key names a column, a group or
     /// `distance`) and computes the distance term.
     ///

@@ -1,4 +1,5 @@
 import Foundation
+import SwipeRankNumerics
 
 /// Where probes come from.
 public enum ProbeCandidates: String, Sendable, Hashable, Codable, CaseIterable {
@@ -213,6 +214,12 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// engines derived from this one (same matcher, so the same students). A session keeps its
     /// profile, not the resolved student's per-item arrays, so it holds O(swipes), not O(N).
     let students: LRUCache<ProfileKey<M.Profile>, M.Student>
+    /// The candidate index of a large catalog (`candidateIndexThreshold`), shared with the
+    /// engines derived from this one; nil below the threshold: decks scan every item.
+    let candidateIndex: CandidateIndex?
+    /// `rankingOffsets` in the index's block order, with each block's largest (nil: no
+    /// offsets or no index).
+    let indexOffsets: BlockColumn?
 
     /// Bumped when the learning or serving code changes what a session does with the same
     /// catalog, configuration and swipes (part of `modelVersion`).
@@ -245,21 +252,41 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     ///   - studentCacheBytes: The most bytes of resolved students (their per-item terms and
     ///     distances) kept for reuse across requests (`SwipeEngine.defaultStudentCacheBytes`
     ///     unless told); a student evicted is resolved again from the profile when next served.
+    ///   - candidateIndexThreshold: From this many items on, the engine builds a
+    ///     `CandidateIndex` (O(N log² N) once, a copy of the feature matrix in memory) and
+    ///     decks that qualify (`SwipeSession.usesCandidateIndex`) retrieve their candidates
+    ///     through it instead of scoring every item: the same decks, faster on large
+    ///     catalogs. `SwipeEngine.defaultCandidateIndexThreshold` unless told; `Int.max`
+    ///     keeps the full scan.
     public init(matcher: M, configuration: EngineConfiguration = EngineConfiguration(),
-                studentCacheBytes: Int = SwipeEngine.defaultStudentCacheBytes) {
+                studentCacheBytes: Int = SwipeEngine.defaultStudentCacheBytes,
+                candidateIndexThreshold: Int = SwipeEngine.defaultCandidateIndexThreshold) {
         do { try configuration.validate() } catch { preconditionFailure("Invalid EngineConfiguration: \(error.detail)") }
         precondition(studentCacheBytes >= 1, "studentCacheBytes must be at least 1")
+        let index = matcher.catalog.count >= candidateIndexThreshold
+            ? CandidateIndex(catalog: matcher.catalog, regions: RegionCodes(catalog: matcher.catalog, attribute: matcher.regionAttribute))
+            : nil
         self.init(matcher: matcher, configuration: configuration, fingerprint: matcher.catalog.fingerprint, population: nil, factors: nil,
-                  students: LRUCache(capacity: studentCacheBytes))
+                  students: LRUCache(capacity: studentCacheBytes), candidateIndex: index)
     }
+
+    /// 50,000 items: below it a deck's full scan takes well under a millisecond and the
+    /// index would only cost memory (Benchmarks/Scale measures both paths).
+    public static var defaultCandidateIndexThreshold: Int { 50_000 }
+
+    /// Whether this engine has a candidate index (its catalog reached the threshold it was
+    /// created with): for metrics and tests.
+    public var hasCandidateIndex: Bool { candidateIndex != nil }
 
     /// 256 MiB: on the 2,294-school catalog (~27 KiB per student) about 9,700 students stay
     /// resolved; on a million items (~9 MiB each) about 28 — the students swiping right now.
     public static var defaultStudentCacheBytes: Int { 256 << 20 }
 
     private init(matcher: M, configuration: EngineConfiguration, fingerprint: String, population: PopulationPrior?,
-                 factors: CollaborativeFactors?, students: LRUCache<ProfileKey<M.Profile>, M.Student>) {
+                 factors: CollaborativeFactors?, students: LRUCache<ProfileKey<M.Profile>, M.Student>,
+                 candidateIndex: CandidateIndex?) {
         self.students = students
+        self.candidateIndex = candidateIndex
         self.factors = factors
         self.matcher = matcher
         self.configuration = configuration
@@ -274,6 +301,11 @@ public struct SwipeEngine<M: Matcher>: Sendable {
             self.rankingOffsets = zip(itemOffsets, exposureOffsets).map { $0 + $1 }
         } else {
             self.rankingOffsets = itemOffsets
+        }
+        if let candidateIndex, let rankingOffsets {
+            indexOffsets = candidateIndex.blocks.column(rankingOffsets)
+        } else {
+            indexOffsets = nil
         }
     }
 
@@ -304,7 +336,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         if let exposure = prior.exposureEffects, exposure.count != matcher.catalog.count {
             throw invalid("exposure_effects", "has \(exposure.count) effects, the catalog \(matcher.catalog.count) items")
         }
-        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: prior, factors: factors, students: students)
+        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: prior, factors: factors, students: students, candidateIndex: candidateIndex)
     }
 
     /// The same engine with a collaborative model: every student also learns, swipe by swipe,
@@ -318,7 +350,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// - Complexity: O(N × f²).
     public func withFactors(_ file: FactorModelFile) throws(DataError) -> SwipeEngine {
         let resolved = try CollaborativeFactors(file: file, catalog: matcher.catalog)
-        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population, factors: resolved, students: students)
+        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population, factors: resolved, students: students, candidateIndex: candidateIndex)
     }
 
     /// A new student's collaborative posterior (nil without factors).
@@ -387,6 +419,28 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         if let rankingOffsets { for i in scores.indices { scores[i] += rankingOffsets[i] } }
     }
 
+    /// One item's raw score as `rawScores(weights:student:into:)` computes it, bit for bit:
+    /// the features in column order, then each term, then the ranking offset.
+    ///
+    /// - Parameters:
+    ///   - row: A catalog row.
+    ///   - weights: The student's weights.
+    ///   - student: The resolved student.
+    /// - Returns: The row's raw score.
+    /// - Complexity: O(d + k).
+    func rawScore(row: Int, weights: PreferenceWeights, student: M.Student) -> Float {
+        var s = LinearBlockIndex.dot(matcher.catalog.features, row: row, weights.features)
+        let terms = student.terms
+        for k in terms.names.indices where weights.terms[k] != 0 {
+            // `RelativeTerms.addWeighted`'s operations: scale × the stored unit count, added.
+            let scale: Float = weights.terms[k] / RelativeTerms.unit
+            let units = Float(terms.storage[k * terms.itemCount + row])
+            s += scale * units
+        }
+        if let rankingOffsets { s += rankingOffsets[row] }
+        return s
+    }
+
     /// The same engine with a changed configuration (an evaluation ablation, a tuned variant).
     ///
     /// - Parameter change: Edits the configuration.
@@ -396,7 +450,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         change(&configuration)
         do { try configuration.validate() } catch { preconditionFailure("Invalid EngineConfiguration: \(error.detail)") }
         return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population, factors: factors,
-                           students: students)
+                           students: students, candidateIndex: candidateIndex)
     }
 
     /// Starts a session for a student.

@@ -219,16 +219,43 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// cards a deck repeats (`openCards`) and the cards it deals.
     struct DeckScores {
         let weights: PreferenceWeights
+        /// Every row's raw score (the full scan); empty when `indexed`.
         let raw: [Float]
         let terms: [Float]?
         let reasons: CollaborativeReasons?
+        /// Whether the deck retrieves its candidates through the engine's candidate index
+        /// (`usesCandidateIndex(student:)`): nothing is scored up front, and each row a deck
+        /// touches is scored on its own (`rawScore(row:engine:student:)`), bit for bit as the scan.
+        var indexed = false
+
+        /// The raw score of one row: the scan's, or computed now on the index path.
+        func rawScore(row: Int, engine: SwipeEngine<M>, student: M.Student) -> Float {
+            indexed ? engine.rawScore(row: row, weights: weights, student: student) : raw[row]
+        }
     }
 
-    /// Scores the catalog under the current model.
+    /// Whether this student's decks retrieve candidates through the engine's `CandidateIndex`
+    /// (the same decks as the full scan, without scoring every item): the engine has one, probes
+    /// come from the best cards (`ProbeCandidates.plausiblyGood`; boundary probes need every
+    /// unseen card's score), the matcher's terms are the distance term alone
+    /// (`Matcher.distanceTermShape(of:)`), and no collaborative term ranks the cards yet (it is
+    /// a per-student score over every item, and its reasons compare with the mean raw score).
+    func usesCandidateIndex(student: M.Student) -> Bool {
+        guard engine.candidateIndex != nil, engine.configuration.probeCandidates == .plausiblyGood,
+              student.terms.names.count == 1, engine.matcher.distanceTermShape(of: student) != nil else { return false }
+        if let factors = engine.factors, let collaborative, collaborative.hasEvidence, factors.file.weight > 0 { return false }
+        return true
+    }
+
+    /// Scores the catalog under the current model (nothing yet on the index path).
     func deckScores() -> DeckScores {
         let weights = self.weights
+        let student = self.student
+        if usesCandidateIndex(student: student) {
+            return DeckScores(weights: weights, raw: [], terms: nil, reasons: nil, indexed: true)
+        }
         var raw: [Float] = []
-        engine.rawScores(weights: weights, student: self.student, into: &raw)
+        engine.rawScores(weights: weights, student: student, into: &raw)
         let terms = collaborativeTerms
         return DeckScores(weights: weights, raw: raw, terms: terms, reasons: CollaborativeReasons(session: self, terms: terms, raw: raw))
     }
@@ -248,7 +275,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // match score, and the probe boundary, by the raw score alone.
         var ranking = raw
         if let terms { for i in ranking.indices { ranking[i] += terms[i] } }
-        var batch = BatchPools(session: self, student: student, raw: ranking, count: wanted)
+        var batch = scores.indexed ? BatchPools(indexed: self, student: student, weights: weights, count: wanted)
+            : BatchPools(session: self, student: student, raw: ranking, count: wanted)
         let plan: [GeoBand?] = isBanded ? engine.mixer.plan(count: wanted, served: bandServed)
             : [GeoBand?](repeating: nil, count: wanted)
         var cards: [Recommendation] = []
@@ -273,9 +301,10 @@ public struct SwipeSession<M: Matcher>: Sendable {
                 row = batch.nextBest(pool: p)
             }
             batch.take(row: row, pool: p)
-            var card = engine.matcher.card(row: row, raw: engine.matchRaw(raw[row], row: row), student: student, weights: weights,
+            let rowRaw = scores.rawScore(row: row, engine: engine, student: student)
+            var card = engine.matcher.card(row: row, raw: engine.matchRaw(rowRaw, row: row), student: student, weights: weights,
                                            isProbe: isProbe)
-            if let reason = reasons?.reason(row: row, raw: raw[row], session: self) { card.explanations.insert(reason, at: 0) }
+            if let reason = reasons?.reason(row: row, raw: rowRaw, session: self) { card.explanations.insert(reason, at: 0) }
             served.append(ServedCard(position: position, row: row, cardID: catalog.ids[row], band: band, isProbe: isProbe,
                                      propensity: propensity, predictedMatch: card.matchScore, action: nil))
             servedIndexByRow[row] = served.count - 1
@@ -571,8 +600,14 @@ struct BatchPools<M: Matcher> {
     var cursor: [Int]
     /// Per pool, unseen cards left.
     var remaining: [Int]
-    /// Per row, its pool; -1 for served or judged rows and rows taken by this batch.
+    /// Per row, its pool; -1 for served or judged rows and rows taken by this batch. Empty on
+    /// the index path (`init(indexed:student:weights:count:)`), which keeps `taken` instead.
     var poolOfRow: [Int8]
+    /// The rows this batch has taken, on the index path.
+    var taken: [Int] = []
+
+    /// Whether this batch has taken the row (or, on the scan path, it was served or judged).
+    func isTaken(_ row: Int) -> Bool { poolOfRow.isEmpty ? taken.contains(row) : poolOfRow[row] < 0 }
 
     /// - Complexity: O(N) to derive the pools (from the student's distances, and the session's
     ///   served and judged rows), O(N) to select.
@@ -622,12 +657,12 @@ struct BatchPools<M: Matcher> {
 
     /// The best card of pool `p` not yet taken (the pool must have one left).
     mutating func nextBest(pool p: Int) -> Int {
-        while poolOfRow[best[p][cursor[p]]] < 0 { cursor[p] += 1 }
+        while isTaken(best[p][cursor[p]]) { cursor[p] += 1 }
         return best[p][cursor[p]]
     }
 
     mutating func take(row: Int, pool p: Int) {
-        poolOfRow[row] = -1
+        if poolOfRow.isEmpty { taken.append(row) } else { poolOfRow[row] = -1 }
         remaining[p] -= 1
     }
 
@@ -637,7 +672,7 @@ struct BatchPools<M: Matcher> {
     func bestUntaken(pool p: Int, count: Int) -> [Int] {
         var result: [Int] = []
         result.reserveCapacity(count)
-        for row in best[p] where poolOfRow[row] >= 0 {
+        for row in best[p] where !isTaken(row) {
             guard result.count < count else { break }
             result.append(row)
         }
@@ -646,6 +681,7 @@ struct BatchPools<M: Matcher> {
 
     /// The unseen rows of pool `p` not taken by this batch, ascending.
     func unseen(pool p: Int) -> [Int] {
+        precondition(!poolOfRow.isEmpty, "boundary probes need the full scan's pools")
         var rows: [Int] = []
         rows.reserveCapacity(remaining[p])
         let code = Int8(p)
