@@ -71,8 +71,9 @@ struct Demo: ParsableCommand {
         print("encodes most of the taste (cosine ≈ 0.5–0.6); 40 swipes of noisy likes and dislikes, half of them on nearby cards the")
         print("band mix holds to, move ~60 weights, some away from the hidden ones. Cosine is over all weights; the decks are judged")
         print("by their ranking (NDCG@10 in the evaluation report), which learning improves on average even where the cosine falls.")
-        print("Grades are quantiles of each student's match scores over a 1,024-row sample of the catalog (A top 10%, B next 20%,")
-        print("C next 30%, D next 20%, F bottom 20%); no explanation sentence is on more than a third of a deck unless it is the top reason.")
+        print("Grades are quantiles of each student's match scores over a 1,024-row sample of the catalog (A top 2%, B the rest of")
+        print("the top 10%, C of the top 25%, D of the top half, F the bottom half); no explanation sentence is on more than a third")
+        print("of a deck unless it is the top reason.")
     }
 
     func simulate(engine: SwipeEngine<SchoolMatcher>, seed: UInt64, verbose: Bool) throws -> Outcome {

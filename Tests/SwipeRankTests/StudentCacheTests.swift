@@ -98,7 +98,7 @@ struct StudentCacheTests {
         }
         // A restore resolves the student through the same cache.
         for s in sessions.indices {
-            let restored = try engine.restore(sessions[s].snapshot())
+            var restored = try engine.restore(sessions[s].snapshot())
             log.append("\(s):restored:\(restored.recommendations(count: 5).recommendations.map(\.item.id))")
         }
         return log

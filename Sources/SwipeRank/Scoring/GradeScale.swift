@@ -1,8 +1,11 @@
 /// Letter grades by where a card's match score falls among this student's match scores over
 /// the catalog: a grade that separates cards, whatever the student's scores look like.
 ///
-/// The rule: **A** is the top 10% of the catalog for this student, **B** the next 20%, **C** the
-/// next 30%, **D** the next 20% and **F** the bottom 20% (`cumulativePercent`, 10/30/60/80). A
+/// The rule: **A** is the top 2% of the catalog for this student, **B** the rest of the top 10%,
+/// **C** the rest of the top 25%, **D** the rest of the top half and **F** the bottom half
+/// (`cumulativePercent`, 2/10/25/50). The tiers are narrow at the top because a deck is the top
+/// of the ranking: with 10/30/60/80 a 40-card session of the shipped students showed two grades,
+/// A and B. A
 /// grade's threshold is the lowest match score within its top share of a sample of the catalog:
 /// sorted best first, the sample's score at position ⌈p·m/100⌉ (1-based) for share p% of m
 /// sampled rows. A card gets the best grade whose threshold its match score reaches, so the
@@ -20,7 +23,7 @@
 /// the top few percent of a full profile's scores above 0.85.
 public struct GradeScale: Sendable, Hashable {
     /// Per grade A…D, the percentage of the catalog at or above it (F is the rest).
-    public static let cumulativePercent: [(grade: Grade, percent: Int)] = [(.A, 10), (.B, 30), (.C, 60), (.D, 80)]
+    public static let cumulativePercent: [(grade: Grade, percent: Int)] = [(.A, 2), (.B, 10), (.C, 25), (.D, 50)]
     /// The most catalog rows sampled.
     public static let sampleLimit = 1024
 
