@@ -241,10 +241,10 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     ///   - matcher: The matcher over the catalog.
     ///   - configuration: Settings; must pass `EngineConfiguration.validate()` (a programmer
     ///     error otherwise: configurations read from data are validated when decoded).
-    /// - Complexity: O(N × d) (the catalog fingerprint).
     ///   - studentCacheBytes: The most bytes of resolved students (their per-item terms and
     ///     distances) kept for reuse across requests (`SwipeEngine.defaultStudentCacheBytes`
     ///     unless told); a student evicted is resolved again from the profile when next served.
+    /// - Complexity: O(N × d) (the catalog fingerprint).
     public init(matcher: M, configuration: EngineConfiguration = EngineConfiguration(),
                 studentCacheBytes: Int = SwipeEngine.defaultStudentCacheBytes) {
         do { try configuration.validate() } catch { preconditionFailure("Invalid EngineConfiguration: \(error.detail)") }
