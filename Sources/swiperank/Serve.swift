@@ -76,6 +76,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Live sessions cached in memory (env SWIPERANK_CACHE_SESSIONS; default 2000).")
     var cacheSessions: Int?
 
+    @Option(help: "MiB of resolved students (each profile's terms and distances over every item: ~27 KiB on the 2,294 schools, ~9 MiB on a million items) kept per catalog for the students swiping now; an evicted one is recomputed on its next request (env SWIPERANK_STUDENT_CACHE_MIB; default 256).")
+    var studentCacheMib: Int?
+
     @Option(help: "The fewest events of a student between two stored snapshots (env SWIPERANK_SNAPSHOT_INTERVAL; default 32).")
     var snapshotInterval: Int?
 
@@ -244,12 +247,19 @@ struct Serve: AsyncParsableCommand {
     func loadCatalogs() throws -> (CatalogSpec.Built, [ServedCatalog]) {
         let env = ProcessInfo.processInfo.environment
         do {
-            let spec = CatalogSpec(schema: catalogOptions.schema, catalog: catalogOptions.catalog, majors: catalogOptions.majors,
+            var spec = CatalogSpec(schema: catalogOptions.schema, catalog: catalogOptions.catalog, majors: catalogOptions.majors,
                                    regionAttribute: catalogOptions.regionAttribute, termBasis: try catalogOptions.resolvedTermBasis(),
                                    populationPrior: populationPrior ?? env["SWIPERANK_POPULATION_PRIOR"],
                                    factors: factors ?? env["SWIPERANK_FACTORS"])
+            let mib = try studentCacheMib ?? Self.int(env["SWIPERANK_STUDENT_CACHE_MIB"], "SWIPERANK_STUDENT_CACHE_MIB") ?? 256
+            guard (1...1_048_576).contains(mib) else { throw CLIError("--student-cache-mib must be in 1…1048576, got \(mib)") }
+            spec.studentCacheBytes = mib << 20
             let others = try (catalogs ?? env["SWIPERANK_CATALOGS"]).map(CatalogSpec.load) ?? [:]
-            let served = try others.sorted { $0.key < $1.key }.map { name, spec in try spec.served(name: name) }
+            let served = try others.sorted { $0.key < $1.key }.map { name, spec in
+                var spec = spec
+                spec.studentCacheBytes = mib << 20
+                return try spec.served(name: name)
+            }
             return (try spec.build(), served)
         } catch let error as DataError {
             throw CLIError(error.description)
@@ -318,6 +328,9 @@ struct CatalogSpec: Decodable, Sendable {
     var termBasis: SchoolTermBasis?
     var populationPrior: String?
     var factors: String?
+    /// The engine's student cache budget (`--student-cache-mib`, one budget per catalog; not
+    /// part of a `--catalogs` file).
+    var studentCacheBytes = SwipeEngine<ItemMatcher>.defaultStudentCacheBytes
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case schema, catalog, majors, regionAttribute = "region_attribute", termBasis = "term_basis"
@@ -365,6 +378,7 @@ struct CatalogSpec: Decodable, Sendable {
         let prior = try populationPrior.map(readPopulationPrior)
         let factorFile = try factors.map(readFactorFile)
         let (priorPath, factorsPath) = (populationPrior, factors)
+        let cacheBytes = studentCacheBytes
         @Sendable func finish<M: Matcher>(_ engine: SwipeEngine<M>) throws(DataError) -> SwipeEngine<M> {
             // Errors name the file: at start, and when an item edit no longer fits it.
             func named(_ path: String?, _ error: DataError) -> DataError {
@@ -385,7 +399,7 @@ struct CatalogSpec: Decodable, Sendable {
                     throw DataError(.invalidValue, source: "region attribute", field: "region_attribute",
                                     detail: "region attribute \"\(region)\" is not a text attribute of \(path) (has: \(catalog.textAttributeNames.joined(separator: ", ")))")
                 }
-                return try finish(SwipeEngine(matcher: ItemMatcher(catalog: catalog, regionAttribute: region)))
+                return try finish(SwipeEngine(matcher: ItemMatcher(catalog: catalog, regionAttribute: region), studentCacheBytes: cacheBytes))
             }
             return .items(try make(table), CatalogSource(base: table, idColumn: itemSchema.idColumn, makeEngine: make))
         }
@@ -393,7 +407,8 @@ struct CatalogSpec: Decodable, Sendable {
         let basis = termBasis ?? .standard
         let make: @Sendable (CSVTable) throws -> SwipeEngine<SchoolMatcher> = { table in
             let programs = try SchoolCatalog.programs(majorsTable, ofSchoolsIn: table)
-            return try finish(SwipeEngine(matcher: SchoolMatcher(schools: try SchoolCatalog(schools: table, majors: programs), termBasis: basis)))
+            return try finish(SwipeEngine(matcher: SchoolMatcher(schools: try SchoolCatalog(schools: table, majors: programs), termBasis: basis),
+                                          studentCacheBytes: cacheBytes))
         }
         return .schools(try make(table), CatalogSource(base: table, idColumn: "unitid", makeEngine: make))
     }

@@ -59,6 +59,17 @@ public protocol Matcher: Sendable {
     /// - Returns: The card.
     func card(row: Int, raw: Float, student: Student, weights: PreferenceWeights, isProbe: Bool) -> Recommendation
 
+    /// The best `limit` reasons for an item, best first: a card shows the first three, and a
+    /// deck whose cards repeat a reason draws on the rest (`varyExplanations`).
+    ///
+    /// - Parameters:
+    ///   - row: The item.
+    ///   - student: The student.
+    ///   - weights: The weights that scored it.
+    ///   - limit: The most sentences.
+    /// - Returns: At most `limit` sentences.
+    func explanations(row: Int, student: Student, weights: PreferenceWeights, limit: Int) -> [String]
+
     /// Weights a person can read, for the learning state.
     ///
     /// - Parameter weights: The model's weights.
@@ -145,7 +156,14 @@ extension Matcher {
     public func recommendations(for student: Student, weights: PreferenceWeights, count: Int,
                                 workspace: inout ScoringWorkspace) -> [Recommendation] {
         catalog.topItems(k: max(0, min(count, catalog.count)), weights: weights, terms: student.terms, workspace: &workspace)
-        return workspace.top.map { card(row: $0, raw: workspace.scores[$0], student: student, weights: weights, isProbe: false) }
+        let grades = gradeScale(raw: workspace.scores, matchOffsets: nil)
+        var cards = workspace.top.map {
+            var made = card(row: $0, raw: workspace.scores[$0], student: student, weights: weights, isProbe: false)
+            made.grade(by: grades)
+            return made
+        }
+        varyExplanations(&cards, student: student, weights: weights)
+        return cards
     }
 
     /// Stateless recommendations for a profile with its cold-start weights: no session, no
@@ -209,9 +227,14 @@ extension Matcher {
         var selector = TopKSelector()
         var picked: [Int] = []
         selector.select(k: max(0, min(count, rows.count)), from: scores, into: &picked)
-        return picked.map {
+        let grades = gradeScale(raw: raw, matchOffsets: matchOffsets)
+        var cards = picked.map {
             let row = rows[$0]
-            return card(row: row, raw: raw[row] - (matchOffsets?[row] ?? 0), student: student, weights: weights, isProbe: false)
+            var made = card(row: row, raw: raw[row] - (matchOffsets?[row] ?? 0), student: student, weights: weights, isProbe: false)
+            made.grade(by: grades)
+            return made
         }
+        varyExplanations(&cards, student: student, weights: weights)
+        return cards
     }
 }

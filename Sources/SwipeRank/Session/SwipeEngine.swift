@@ -248,7 +248,6 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     ///   - matcher: The matcher over the catalog.
     ///   - configuration: Settings; must pass `EngineConfiguration.validate()` (a programmer
     ///     error otherwise: configurations read from data are validated when decoded).
-    /// - Complexity: O(N × d) (the catalog fingerprint).
     ///   - studentCacheBytes: The most bytes of resolved students (their per-item terms and
     ///     distances) kept for reuse across requests (`SwipeEngine.defaultStudentCacheBytes`
     ///     unless told); a student evicted is resolved again from the profile when next served.
@@ -258,6 +257,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     ///     through it instead of scoring every item: the same decks, faster on large
     ///     catalogs. `SwipeEngine.defaultCandidateIndexThreshold` unless told; `Int.max`
     ///     keeps the full scan.
+    /// - Complexity: O(N × d) (the catalog fingerprint).
     public init(matcher: M, configuration: EngineConfiguration = EngineConfiguration(),
                 studentCacheBytes: Int = SwipeEngine.defaultStudentCacheBytes,
                 candidateIndexThreshold: Int = SwipeEngine.defaultCandidateIndexThreshold) {

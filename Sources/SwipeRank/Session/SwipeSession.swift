@@ -284,6 +284,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // The posterior is fixed within a deck: the factor is laid out once for all its probes,
         // and a card in the windows of two probes of one band has one variance, computed once.
         var variances = DeckVariances()
+        let grades = engine.gradeScale(weights: weights, student: student)
         for planned in plan {
             let position = nextPosition
             // Backfill: the planned band, else the next ones in cyclic order.
@@ -305,6 +306,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
             var card = engine.matcher.card(row: row, raw: engine.matchRaw(rowRaw, row: row), student: student, weights: weights,
                                            isProbe: isProbe)
             if let reason = reasons?.reason(row: row, raw: rowRaw, session: self) { card.explanations.insert(reason, at: 0) }
+            card.grade(by: grades)
             served.append(ServedCard(position: position, row: row, cardID: catalog.ids[row], band: band, isProbe: isProbe,
                                      propensity: propensity, predictedMatch: card.matchScore, action: nil))
             servedIndexByRow[row] = served.count - 1
@@ -312,6 +314,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
             markShown(row: row)
             cards.append(card)
         }
+        engine.matcher.varyExplanations(&cards, student: student, weights: weights)
         return RecommendationResponse(recommendations: cards, learningState: learningState, totalSwipes: totalSwipes)
     }
 

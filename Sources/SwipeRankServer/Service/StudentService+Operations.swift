@@ -249,8 +249,12 @@ extension StudentService {
         let weights = session.weights, student = session.student
         var raw: [Float] = []
         engine.rawScores(weights: weights, student: student, into: &raw)
+        let grades = engine.gradeScale(weights: weights, student: student)
         return rows.map {
-            engine.matcher.card(row: $0, raw: engine.matchRaw(raw[$0], row: $0), student: student, weights: weights, isProbe: false)
+            var card = engine.matcher.card(row: $0, raw: engine.matchRaw(raw[$0], row: $0), student: student, weights: weights,
+                                           isProbe: false)
+            card.grade(by: grades)
+            return card
         }
     }
 
