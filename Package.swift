@@ -143,7 +143,8 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "SwipeRankNumericsTests", dependencies: ["SwipeRankNumerics"]),
         // Fixtures/ holds files the tests read by path (a numpy-written factor model).
-        .testTarget(name: "SwipeRankTests", dependencies: ["SwipeRank"], exclude: ["Fixtures"]),
+        // SwipeRankEvaluation for its generated catalogs (`SyntheticCatalog`) only.
+        .testTarget(name: "SwipeRankTests", dependencies: ["SwipeRank", "SwipeRankEvaluation"], exclude: ["Fixtures"]),
         .testTarget(name: "SwipeRankEvaluationTests", dependencies: ["SwipeRankEvaluation"]),
         .testTarget(name: "SwipeRankCLITests", dependencies: ["swiperank"]),
         .testTarget(name: "SwipeRankStoreTests", dependencies: [

@@ -65,8 +65,15 @@ let package = Package(
         // deck p50/p99 — written to Benchmarks/results/scale.json.
         .executableTarget(
             name: "swiperank-scale",
-            dependencies: ["MallocInfo", .product(name: "SwipeRank", package: "SwipeRank")],
+            dependencies: ["MallocInfo", .product(name: "SwipeRank", package: "SwipeRank"),
+                           .product(name: "SwipeRankEvaluation", package: "SwipeRank")],
             path: "Scale"
+        ),
+        // Deck latency, candidate index vs full scan, on generated catalogs (same decks checked).
+        .executableTarget(
+            name: "swiperank-retrieval",
+            dependencies: [.product(name: "SwipeRank", package: "SwipeRank"), .product(name: "SwipeRankEvaluation", package: "SwipeRank")],
+            path: "Retrieval"
         ),
         // A fixed workload to run under a profiler.
         .executableTarget(

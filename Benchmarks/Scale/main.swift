@@ -17,6 +17,7 @@
 import Foundation
 import MallocInfo
 import SwipeRank
+import SwipeRankEvaluation
 import SwipeRankNumerics
 
 struct Options {
@@ -46,41 +47,6 @@ struct Options {
     }
 }
 
-/// A restaurants-schema catalog of `n` items around 200 city centres spread over the
-/// continental US: the same columns and value ranges as datasets/restaurants.
-func catalogCSV(items n: Int, seed: UInt64) -> String {
-    var rng = SplitMix64(seed: seed)
-    func uniform() -> Double { Double(rng.next() >> 11) / Double(1 << 53) }
-    func gauss() -> Double { (-2 * log(max(uniform(), 1e-300))).squareRoot() * cos(2 * .pi * uniform()) }
-    let cities = (0..<200).map { _ in (25 + 24 * uniform(), -124 + 57 * uniform()) }
-    let cuisines = ["italian", "thai", "mexican", "japanese", "indian", "american", "vegan", "french"]
-    let hoods = ["Riverside", "Old Town", "Harbor", "University", "Northgate", "Eastfield", "Westbrook", "Lakeshore"]
-    var text = "id,name,neighborhood,latitude,longitude,cuisine,price_level,rating,reviews,seats,outdoor\n"
-    text.reserveCapacity(n * 90)
-    for i in 0..<n {
-        let city = cities[Int(rng.next() % 200)]
-        let price = 1 + Int(rng.next() % 4)
-        let rating = uniform() < 0.1 ? "" : String(format: "%.1f", min(5, max(2.5, 3.6 + 0.2 * Double(price) + 0.45 * gauss())))
-        text += "r\(i),Place \(i),\(hoods[Int(rng.next() % 8)]),"
-        text += String(format: "%.5f,%.5f,", min(89, max(-89, city.0 + 0.15 * gauss())), min(179, max(-179, city.1 + 0.15 * gauss())))
-        text += "\(cuisines[Int(rng.next() % 8)]),\(price),\(rating),\(Int(exp(4.5 + 1.1 * gauss()))),\(12 + Int(rng.next() % 209)),"
-        text += rng.next() % 2 == 0 ? "yes\n" : "no\n"
-    }
-    return text
-}
-
-let schemaJSON = """
-{"id_column": "id", "name_column": "name", "coordinates": {"latitude": "latitude", "longitude": "longitude"},
- "text_attributes": ["neighborhood", "cuisine"], "numeric_attributes": ["price_level", "rating", "reviews", "seats"],
- "features": [
-  {"column": "price_level", "kind": "numeric", "group": "cost", "missing": "reject"},
-  {"column": "rating", "kind": "numeric", "group": "quality"},
-  {"column": "rating", "kind": "bins", "name": "rating_band", "edges": [4.0, 4.5], "labels": ["ok", "good", "great"], "group": "quality"},
-  {"column": "reviews", "kind": "numeric", "transform": "log1p", "group": "popularity"},
-  {"column": "seats", "kind": "numeric", "transform": "log1p", "group": "size"},
-  {"column": "cuisine", "kind": "categorical", "group": "cuisine"},
-  {"column": "outdoor", "kind": "categorical", "categories": ["yes", "no"], "group": "setting", "missing": "reject"}]}
-"""
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {
     let start = DispatchTime.now().uptimeNanoseconds
@@ -118,12 +84,12 @@ struct Result: Codable {
 }
 
 let options = Options(CommandLine.arguments)
-let schema = try ItemSchema.decode(json: Data(schemaJSON.utf8), source: "scale schema")
+let schema = SyntheticCatalog.schema
 var results: [Result] = []
 print("items      d  startup s  session KiB  cache MiB  new deck p50/p99 ms  cached p50/p99 ms  after 40 p50/p99 ms")
 for exponent in 4...options.maxExponent {
     let n = Int(pow(10, Double(exponent)))
-    let text = catalogCSV(items: n, seed: options.seed)
+    let text = SyntheticCatalog.csv(items: n, seed: options.seed)
     var engine: SwipeEngine<ItemMatcher>!
     let startup = try seconds {
         let catalog = try Catalog(table: CSVTable(text: text, source: "scale-\(n).csv"), schema: schema)

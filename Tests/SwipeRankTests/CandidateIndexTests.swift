@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SwipeRank
+import SwipeRankEvaluation
 import SwipeRankNumerics
 
 /// The engine's candidate index (large catalogs): sessions served through it must deal exactly
@@ -8,52 +9,11 @@ import SwipeRankNumerics
 /// probes, propensities and explanations — and so learn exactly the same, swipe after swipe.
 @Suite("Candidate index", .serialized)
 struct CandidateIndexTests {
-    /// A restaurants-schema catalog around 200 city centres (the generator of Benchmarks/Scale).
-    static func catalogCSV(items n: Int, seed: UInt64) -> String {
-        var rng = SplitMix64(seed: seed)
-        func uniform() -> Double { Double(rng.next() >> 11) / Double(1 << 53) }
-        func gauss() -> Double { (-2 * log(max(uniform(), 1e-300))).squareRoot() * cos(2 * .pi * uniform()) }
-        let cities = (0..<200).map { _ in (25 + 24 * uniform(), -124 + 57 * uniform()) }
-        let cuisines = ["italian", "thai", "mexican", "japanese", "indian", "american", "vegan", "french"]
-        let hoods = ["Riverside", "Old Town", "Harbor", "University", "Northgate", "Eastfield", "Westbrook", "Lakeshore"]
-        var text = "id,name,neighborhood,latitude,longitude,cuisine,price_level,rating,reviews,seats,outdoor\n"
-        text.reserveCapacity(n * 90)
-        for i in 0..<n {
-            let city = cities[Int(rng.next() % 200)]
-            let price = 1 + Int(rng.next() % 4)
-            let rating = uniform() < 0.1 ? "" : String(format: "%.1f", min(5, max(2.5, 3.6 + 0.2 * Double(price) + 0.45 * gauss())))
-            text += "r\(i),Place \(i),\(hoods[Int(rng.next() % 8)]),"
-            // One item in 500 without a location (a discovery card scored one by one).
-            if rng.next() % 500 == 0 {
-                text += ","
-                _ = gauss(); _ = gauss()
-                text += ","
-            } else {
-                text += String(format: "%.5f,%.5f,", min(89, max(-89, city.0 + 0.15 * gauss())), min(179, max(-179, city.1 + 0.15 * gauss())))
-            }
-            text += "\(cuisines[Int(rng.next() % 8)]),\(price),\(rating),\(Int(exp(4.5 + 1.1 * gauss()))),\(12 + Int(rng.next() % 209)),"
-            text += rng.next() % 2 == 0 ? "yes\n" : "no\n"
-        }
-        return text
-    }
-
-    static let schemaJSON = """
-    {"id_column": "id", "name_column": "name", "coordinates": {"latitude": "latitude", "longitude": "longitude"},
-     "text_attributes": ["neighborhood", "cuisine"], "numeric_attributes": ["price_level", "rating", "reviews", "seats"],
-     "features": [
-      {"column": "price_level", "kind": "numeric", "group": "cost", "missing": "reject"},
-      {"column": "rating", "kind": "numeric", "group": "quality"},
-      {"column": "rating", "kind": "bins", "name": "rating_band", "edges": [4.0, 4.5], "labels": ["ok", "good", "great"], "group": "quality"},
-      {"column": "reviews", "kind": "numeric", "transform": "log1p", "group": "popularity"},
-      {"column": "seats", "kind": "numeric", "transform": "log1p", "group": "size"},
-      {"column": "cuisine", "kind": "categorical", "group": "cuisine"},
-      {"column": "outdoor", "kind": "categorical", "categories": ["yes", "no"], "group": "setting", "missing": "reject"}]}
-    """
 
     /// One ~60,000-item catalog for the suite (building it is the slow part).
     static let catalog: Catalog = {
-        let schema = try! ItemSchema.decode(json: Data(schemaJSON.utf8), source: "test schema")
-        return try! Catalog(table: CSVTable(text: catalogCSV(items: 60_000, seed: 30), source: "generated.csv"), schema: schema)
+        // One item in 500 without a location: a discovery card scored one by one.
+        return try! SyntheticCatalog.catalog(items: 60_000, seed: 30, unlocatedEvery: 500)
     }()
 
     /// The same engine twice: with the index (the default threshold) and with the full scan.
