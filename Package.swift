@@ -115,6 +115,8 @@ let package = Package(
                 "SwipeRankServer",
                 "SwipeRankPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // `bare-route` only: the load script's HTTP ceiling (the server already builds it).
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
 

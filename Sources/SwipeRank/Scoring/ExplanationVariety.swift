@@ -18,19 +18,24 @@ public enum ExplanationVariety {
     /// - Parameter sentence: A reason.
     /// - Returns: The sentence with every run of digits (and the separators inside it) as `#`.
     public static func key(_ sentence: String) -> String {
-        var key = "", inNumber = false
-        for ch in sentence {
-            if ch.isASCII && ch.isNumber {
-                if !inNumber { key.append("#") }
+        // On UTF-8 bytes: ASCII digits and separators are single bytes that never occur inside
+        // a multi-byte character, and a deck asks this for every candidate sentence (iterating
+        // Characters cost more than building the cards).
+        var key: [UInt8] = []
+        key.reserveCapacity(sentence.utf8.count)
+        var inNumber = false
+        for byte in sentence.utf8 {
+            if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                if !inNumber { key.append(UInt8(ascii: "#")) }
                 inNumber = true
-            } else if inNumber && (ch == "," || ch == ".") {
+            } else if inNumber && (byte == UInt8(ascii: ",") || byte == UInt8(ascii: ".")) {
                 continue
             } else {
                 inNumber = false
-                key.append(ch)
+                key.append(byte)
             }
         }
-        return key
+        return String(decoding: key, as: UTF8.self)
     }
 
     /// The reasons each card of a deck shows.
@@ -43,21 +48,43 @@ public enum ExplanationVariety {
     /// - Complexity: O(n × candidates).
     public static func vary(shown: [[String]], candidates: [[String]]) -> [[String]] {
         precondition(shown.count == candidates.count, "vary: one candidate list per card")
+        return vary(shown: shown) { candidates[$0] }
+    }
+
+    /// `vary(shown:candidates:)` asking for a card's next-best reasons only when one of its
+    /// shown reasons is over its share: most cards keep theirs, and writing a card's candidate
+    /// sentences costs more than the rest of building it.
+    ///
+    /// - Parameters:
+    ///   - shown: Per card, the reasons it would show alone (its top reason first).
+    ///   - more: The candidates of card `i`, best first (called at most once per card).
+    /// - Returns: As `vary(shown:candidates:)`.
+    static func vary(shown: [[String]], more: (Int) -> [String]) -> [[String]] {
         let cap = max(1, shown.count / 3)
         var uses: [String: Int] = [:]
         for reasons in shown { if let top = reasons.first { uses[key(top), default: 0] += 1 } }
-        return zip(shown, candidates).map { reasons, more in
-            guard let top = reasons.first else { return [] }
+        var result: [[String]] = []
+        result.reserveCapacity(shown.count)
+        for (i, reasons) in shown.enumerated() {
+            guard let top = reasons.first else {
+                result.append([])
+                continue
+            }
             var kept = [top], keys: Set<String> = [key(top)]
-            for sentence in reasons.dropFirst() + more where kept.count < reasons.count {
+            func consider(_ sentence: String) {
                 let k = key(sentence)
-                guard !keys.contains(k), uses[k, default: 0] < cap else { continue }
+                guard !keys.contains(k), uses[k, default: 0] < cap else { return }
                 kept.append(sentence)
                 keys.insert(k)
                 uses[k, default: 0] += 1
             }
-            return kept
+            for sentence in reasons.dropFirst() where kept.count < reasons.count { consider(sentence) }
+            if kept.count < reasons.count {
+                for sentence in more(i) where kept.count < reasons.count { consider(sentence) }
+            }
+            result.append(kept)
         }
+        return result
     }
 }
 
@@ -73,11 +100,11 @@ extension Matcher {
     /// - Complexity: O(n × candidates × (d + k)).
     public func varyExplanations(_ cards: inout [Recommendation], student: Student, weights: PreferenceWeights) {
         guard cards.count > 1 else { return }
-        let more = cards.map { card -> [String] in
-            guard let row = catalog.row(of: card.item.id) else { return [] }
+        let shown = cards.map(\.explanations)
+        let varied = ExplanationVariety.vary(shown: shown) { i in
+            guard let row = catalog.row(of: cards[i].item.id) else { return [] }
             return explanations(row: row, student: student, weights: weights, limit: ExplanationVariety.candidates)
         }
-        let varied = ExplanationVariety.vary(shown: cards.map(\.explanations), candidates: more)
         for i in cards.indices { cards[i].explanations = varied[i] }
     }
 }

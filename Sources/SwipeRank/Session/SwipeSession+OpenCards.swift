@@ -33,7 +33,7 @@ extension SwipeSession {
     private func openCards(_ open: [ServedCard], scores: DeckScores) -> [OpenCard] {
         let (weights, reasons) = (scores.weights, scores.reasons)
         let student = self.student
-        let grades = engine.gradeScale(weights: weights, student: student)
+        let grades = scores.gradeScale(engine: engine, student: student)
         var cards = open.map { served in
             let raw = scores.rawScore(row: served.row, engine: engine, student: student)
             var card = engine.matcher.card(row: served.row, raw: engine.matchRaw(raw, row: served.row), student: student,

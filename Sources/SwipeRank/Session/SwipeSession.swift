@@ -232,6 +232,16 @@ public struct SwipeSession<M: Matcher>: Sendable {
         func rawScore(row: Int, engine: SwipeEngine<M>, student: M.Student) -> Float {
             indexed ? engine.rawScore(row: row, weights: weights, student: student) : raw[row]
         }
+
+        /// The deck's grade scale (`GradeScale`): the sampled rows' match scores read from these
+        /// scores (computed one by one on the index path, bit for bit the scan's), so both paths
+        /// grade alike and the scan path scores nothing twice.
+        func gradeScale(engine: SwipeEngine<M>, student: M.Student) -> GradeScale {
+            let calibration = engine.matcher.calibration
+            return GradeScale(sampleMatchScores: GradeScale.sampleRows(catalogCount: engine.matcher.catalog.count).map { row in
+                calibration.cardMatchScore(raw: Double(engine.matchRaw(rawScore(row: row, engine: engine, student: student), row: row)))
+            })
+        }
     }
 
     /// Whether this student's decks retrieve candidates through the engine's `CandidateIndex`
@@ -284,7 +294,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // The posterior is fixed within a deck: the factor is laid out once for all its probes,
         // and a card in the windows of two probes of one band has one variance, computed once.
         var variances = DeckVariances()
-        let grades = engine.gradeScale(weights: weights, student: student)
+        let grades = scores.gradeScale(engine: engine, student: student)
         for planned in plan {
             let position = nextPosition
             // Backfill: the planned band, else the next ones in cyclic order.
