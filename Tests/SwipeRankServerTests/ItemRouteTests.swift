@@ -27,7 +27,8 @@ struct ItemRouteTests {
 
     /// A school row of the shipped file as a JSON object, under another id and name.
     static func newSchool(_ id: String, name: String) -> String {
-        let header = source.base.header, row = source.base.rows[0].fields
+        let base = try! source.base()
+        let header = base.header, row = base.rows[0].fields
         var fields: [String: Any] = [:]
         for (k, v) in zip(header, row) { fields[k] = v }
         fields["unitid"] = id
@@ -63,7 +64,7 @@ struct ItemRouteTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("db.sqlite").path
-        let count = Self.source.base.rows.count
+        let count = try Self.source.base().rows.count
         let swiped = Box<String>("")
         try await harness(try SQLiteStore(path: path)).run { c in
             // A student who swiped a school that is about to be deleted.
@@ -194,7 +195,7 @@ struct ItemRouteTests {
                                     termNames: base.matcher.termNames, weightShift: [Double](repeating: 0, count: base.modelDimension),
                                     itemEffects: [Double](repeating: 0, count: catalog.count), students: 1, swipes: 1, itemPrecision: 5)
         let plain = Self.source
-        let source = CatalogSource<SchoolMatcher>(base: plain.base, idColumn: "unitid") { table in
+        let source = CatalogSource<SchoolMatcher>(base: try plain.base(), idColumn: "unitid") { table in
             try plain.makeEngine(table).withPopulation(prior)
         }
         let store = MemoryStore()
