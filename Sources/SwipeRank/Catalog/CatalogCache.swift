@@ -223,6 +223,7 @@ public enum CatalogCache {
         let version = r.uint32(at: 8)
         guard version == formatVersion else { return .stale(.otherVersion(version)) }
         guard size >= fixedHeaderSize else { throw corrupt("truncated: \(size) bytes, shorter than the header", field: "header") }
+        guard r.uint32(at: 12) == 0 else { throw corrupt("the reserved header bytes are not zero", field: "header") }
         let key = Key(csvSize: r.uint64(at: 32), csvHash: r.uint64(at: 40), schemaDigest: r.uint64(at: 48))
         if let wanted, key != wanted { return .stale(.staleKey) }
         let length = r.uint64(at: 24)
