@@ -36,18 +36,21 @@ struct CatalogBuild: ParsableCommand {
     var output: String
 
     func run() throws {
+        let report: String
+        do { report = try build() } catch { throw CLIError(error.description) }
+        print(report)
+    }
+
+    /// Builds and writes the cache; returns the line to print.
+    func build() throws(DataError) -> String {
         let started = ContinuousClock.now
-        do {
-            let itemSchema = try ItemSchema.load(contentsOfFile: ShippedData.resolve(schema))
-            let csvPath = ShippedData.resolve(catalog)
-            let key = try CatalogCache.Key(catalogFile: csvPath, schema: itemSchema)
-            let built = try Catalog(table: CSVTable(contentsOfFile: csvPath), schema: itemSchema)
-            try CatalogCache.write(built, key: key, to: output)
-            let size = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
-            print("\(output): \(built.count) items × \(built.dimension) features, \(size) bytes (\(ContinuousClock.now - started))")
-        } catch let error as DataError {
-            throw CLIError(error.description)
-        }
+        let itemSchema = try ItemSchema.load(contentsOfFile: ShippedData.resolve(schema))
+        let csvPath = ShippedData.resolve(catalog)
+        let key = try CatalogCache.Key(catalogFile: csvPath, schema: itemSchema)
+        let built = try Catalog(table: CSVTable(contentsOfFile: csvPath), schema: itemSchema)
+        try CatalogCache.write(built, key: key, to: output)
+        let size = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
+        return "\(output): \(built.count) items × \(built.dimension) features, \(size) bytes (\(ContinuousClock.now - started))"
     }
 }
 

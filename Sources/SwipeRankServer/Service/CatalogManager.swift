@@ -57,8 +57,15 @@ private final class LazyTable: Sendable {
     private let load: @Sendable () throws -> CSVTable
     private let slot: Mutex<CSVTable?>
 
-    init(table: CSVTable) { (load, slot) = ({ table }, Mutex(table)) }
-    init(load: @escaping @Sendable () throws -> CSVTable) { (self.load, slot) = (load, Mutex(nil)) }
+    init(table: CSVTable) {
+        load = { table }
+        slot = Mutex(table)
+    }
+
+    init(load: @escaping @Sendable () throws -> CSVTable) {
+        self.load = load
+        slot = Mutex(nil)
+    }
 
     var isLoaded: Bool { slot.withLock { $0 != nil } }
 
