@@ -3,6 +3,7 @@ import HTTPTypes
 import SwipeRank
 @testable import SwipeRankServer
 import SwipeRankStore
+import Synchronization
 import Testing
 
 /// Issue 29, part 2: operators add, change and delete items while the service runs.
@@ -55,6 +56,31 @@ struct ItemRouteTests {
         try await harness(MemoryStore(), key: nil).run { c in
             let off = try await op(c, .get, "/items/100654/fields")
             #expect(off.status == .forbidden && (off.error["message"] as? String)?.contains("SWIPERANK_OPERATOR_KEY") == true)
+        }
+    }
+
+    @Test("a source read on first use: not at start, once on the first item request, its error a 500")
+    func lazyBase() async throws {
+        let reads = Mutex(0)
+        let plain = Self.source
+        let lazy = CatalogSource<SchoolMatcher>(idColumn: "unitid", makeEngine: plain.makeEngine) {
+            reads.withLock { $0 += 1 }
+            return try plain.base()
+        }
+        #expect(!lazy.isBaseLoaded)
+        try await Harness(store: MemoryStore(), catalog: lazy, configure: { $0.operatorKey = Self.key }).run { c in
+            #expect(reads.withLock { $0 } == 0)
+            let ok = try await op(c, .get, "/items/100654/fields")
+            #expect(ok.status == .ok && (ok.json["fields"] as? [String: String])?["name"] == "Alabama A & M University")
+            #expect(try await op(c, .get, "/items/100663/fields").status == .ok)
+            #expect(reads.withLock { $0 } == 1)
+        }
+        let failing = CatalogSource<SchoolMatcher>(idColumn: "unitid", makeEngine: plain.makeEngine) {
+            throw DataError(.invalidValue, source: "schools.csv", detail: "the catalog file changed since the service started")
+        }
+        try await Harness(store: MemoryStore(), catalog: failing, configure: { $0.operatorKey = Self.key }).run { c in
+            let reply = try await op(c, .get, "/items/100654/fields")
+            #expect(reply.status == .internalServerError)
         }
     }
 
