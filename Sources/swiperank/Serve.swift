@@ -100,7 +100,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Origins browser apps may call from, comma-separated (https://app.example.com), or * for any (env SWIPERANK_CORS_ORIGINS; default none: same-origin only).")
     var corsOrigins: String?
 
-    @Option(help: "A JSON file naming more catalogs to serve, each under /catalogs/<name>/ (env SWIPERANK_CATALOGS): {\"restaurants\": {\"schema\": \"…\", \"catalog\": \"…\", \"region_attribute\": \"…\"}, \"colleges\": {\"catalog\": \"…\", \"majors\": \"…\"}}; optional population_prior, factors, term_basis. Each student has one learned state per catalog.")
+    @Option(help: "A JSON file naming more catalogs to serve, each under /catalogs/<name>/ (env SWIPERANK_CATALOGS): {\"restaurants\": {\"schema\": \"…\", \"catalog\": \"…\", \"region_attribute\": \"…\"}, \"colleges\": {\"catalog\": \"…\", \"majors\": \"…\"}}; optional population_prior, factors, term_basis, catalog_cache (with a schema; see --catalog-cache). Each student has one learned state per catalog.")
     var catalogs: String?
 
     @Option(help: "With --schema: a binary catalog cache file (env SWIPERANK_CATALOG_CACHE). Read at start when it was built from this CSV and schema (no CSV parsing: a million items start in about a second); else the catalog is built from the CSV and the file written for the next start. A file that is not a cache, is truncated or fails its checksum stops the start. `swiperank catalog build` writes one ahead.")
