@@ -142,6 +142,39 @@ struct CatalogCacheCLITests {
         #expect(fifth.output.contains(folder.cache) && fifth.output.contains("checksum mismatch"), "\(fifth.output)")
     }
 
+    @Test("--catalogs: catalog_cache per schema catalog; refused without a schema")
+    func catalogsFile() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder.dir) }
+        let spec = folder.dir.appendingPathComponent("catalogs.json").path
+        try #"{"rest": {"schema": "\#(folder.schema)", "catalog": "\#(folder.csv)", "catalog_cache": "\#(folder.cache)"}}"#
+            .write(toFile: spec, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["serve", "--port", "0", "--log-level", "error", "--catalogs", spec,
+                             "--database", folder.dir.appendingPathComponent("db.sqlite").path]
+        process.currentDirectoryURL = CLI.root
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !text.contains("listening on port") {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        process.terminate()
+        process.waitUntilExit()
+        #expect(text.contains("listening on port"))
+        #expect(FileManager.default.fileExists(atPath: folder.cache))
+
+        try #"{"schools": {"catalog": "datasets/schools.csv", "catalog_cache": "x.cache"}}"#.write(toFile: spec, atomically: true, encoding: .utf8)
+        let refused = try CLI.run(["serve", "--port", "0", "--catalogs", spec, "--database", "/nonexistent/x.sqlite"])
+        #expect(refused.status != 0 && refused.stderr.contains("catalog_cache needs a schema"), "\(refused.stderr)")
+    }
+
     @Test("--catalog-cache needs --schema")
     func needsSchema() throws {
         let result = try CLI.run(["serve", "--port", "0", "--catalog-cache", "/tmp/x.cache", "--database", "/nonexistent/x.sqlite"])
