@@ -49,6 +49,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
+        // `swift package generate-documentation` (scripts/docs). A command plugin: it and its
+        // SymbolKit build only when invoked, never into `swift build` or `swift test`.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // MARK: Public API
@@ -140,7 +143,8 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "SwipeRankNumericsTests", dependencies: ["SwipeRankNumerics"]),
         // Fixtures/ holds files the tests read by path (a numpy-written factor model).
-        .testTarget(name: "SwipeRankTests", dependencies: ["SwipeRank"], exclude: ["Fixtures"]),
+        // SwipeRankEvaluation for its generated catalogs (`SyntheticCatalog`) only.
+        .testTarget(name: "SwipeRankTests", dependencies: ["SwipeRank", "SwipeRankEvaluation"], exclude: ["Fixtures"]),
         .testTarget(name: "SwipeRankEvaluationTests", dependencies: ["SwipeRankEvaluation"]),
         .testTarget(name: "SwipeRankCLITests", dependencies: ["swiperank"]),
         .testTarget(name: "SwipeRankStoreTests", dependencies: [

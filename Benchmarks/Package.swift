@@ -61,6 +61,20 @@ let package = Package(
             dependencies: [.product(name: "SwipeRank", package: "SwipeRank"), .product(name: "HeapModule", package: "swift-collections")],
             path: "PoolProfile"
         ),
+        // Issue #30's scale run: 10⁴…10⁶ (10⁷) generated items — startup, memory per session,
+        // deck p50/p99 — written to Benchmarks/results/scale.json.
+        .executableTarget(
+            name: "swiperank-scale",
+            dependencies: ["MallocInfo", .product(name: "SwipeRank", package: "SwipeRank"),
+                           .product(name: "SwipeRankEvaluation", package: "SwipeRank")],
+            path: "Scale"
+        ),
+        // Deck latency, candidate index vs full scan, on generated catalogs (same decks checked).
+        .executableTarget(
+            name: "swiperank-retrieval",
+            dependencies: [.product(name: "SwipeRank", package: "SwipeRank"), .product(name: "SwipeRankEvaluation", package: "SwipeRank")],
+            path: "Retrieval"
+        ),
         // A fixed workload to run under a profiler.
         .executableTarget(
             name: "swiperank-profile",

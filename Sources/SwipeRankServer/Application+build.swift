@@ -68,6 +68,7 @@ public struct ServerConfiguration: Sendable {
 ///   - configuration: Address, auth, limits.
 ///   - catalog: Where the catalog comes from, for the item API (`/items`) and the changes
 ///     stored by earlier runs or other instances; nil serves `engine` as it is.
+///   - catalogs: Further catalogs, each served under `/catalogs/<name>/` over the same store.
 ///   - logger: The service log.
 ///   - onRunning: Called with the bound port once the server listens (port 0 picks one).
 /// - Returns: The application (run it with `runService()`).

@@ -76,6 +76,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Live sessions cached in memory (env SWIPERANK_CACHE_SESSIONS; default 2000).")
     var cacheSessions: Int?
 
+    @Option(help: "MiB of resolved students (each profile's terms and distances over every item: ~27 KiB on the 2,294 schools, ~9 MiB on a million items) kept per catalog for the students swiping now; an evicted one is recomputed on its next request (env SWIPERANK_STUDENT_CACHE_MIB; default 256).")
+    var studentCacheMib: Int?
+
     @Option(help: "The fewest events of a student between two stored snapshots (env SWIPERANK_SNAPSHOT_INTERVAL; default 32).")
     var snapshotInterval: Int?
 
@@ -255,8 +258,15 @@ struct Serve: AsyncParsableCommand {
             if spec.catalogCache != nil && spec.schema == nil {
                 throw ValidationError("--catalog-cache needs --schema (the school catalog starts from its CSV)")
             }
+            let mib = try studentCacheMib ?? Self.int(env["SWIPERANK_STUDENT_CACHE_MIB"], "SWIPERANK_STUDENT_CACHE_MIB") ?? 256
+            guard (1...1_048_576).contains(mib) else { throw CLIError("--student-cache-mib must be in 1…1048576, got \(mib)") }
+            spec.studentCacheBytes = mib << 20
             let others = try (catalogs ?? env["SWIPERANK_CATALOGS"]).map(CatalogSpec.load) ?? [:]
-            let served = try others.sorted { $0.key < $1.key }.map { name, spec in try spec.served(name: name, logger: logger) }
+            let served = try others.sorted { $0.key < $1.key }.map { name, spec in
+                var spec = spec
+                spec.studentCacheBytes = mib << 20
+                return try spec.served(name: name, logger: logger)
+            }
             return (try spec.build(logger: logger), served)
         } catch let error as DataError {
             throw CLIError(error.description)
@@ -327,6 +337,9 @@ struct CatalogSpec: Decodable, Sendable {
     var factors: String?
     /// A binary catalog cache for an item catalog (`CatalogCache`).
     var catalogCache: String?
+    /// The engine's student cache budget (`--student-cache-mib`, one budget per catalog; not
+    /// part of a `--catalogs` file).
+    var studentCacheBytes = SwipeEngine<ItemMatcher>.defaultStudentCacheBytes
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case schema, catalog, majors, regionAttribute = "region_attribute", termBasis = "term_basis"
@@ -378,6 +391,7 @@ struct CatalogSpec: Decodable, Sendable {
         let prior = try populationPrior.map(readPopulationPrior)
         let factorFile = try factors.map(readFactorFile)
         let (priorPath, factorsPath) = (populationPrior, factors)
+        let cacheBytes = studentCacheBytes
         @Sendable func finish<M: Matcher>(_ engine: SwipeEngine<M>) throws(DataError) -> SwipeEngine<M> {
             // Errors name the file: at start, and when an item edit no longer fits it.
             func named(_ path: String?, _ error: DataError) -> DataError {
@@ -397,7 +411,7 @@ struct CatalogSpec: Decodable, Sendable {
                     throw DataError(.invalidValue, source: "region attribute", field: "region_attribute",
                                     detail: "region attribute \"\(region)\" is not a text attribute of \(path) (has: \(catalog.textAttributeNames.joined(separator: ", ")))")
                 }
-                return try finish(SwipeEngine(matcher: ItemMatcher(catalog: catalog, regionAttribute: region)))
+                return try finish(SwipeEngine(matcher: ItemMatcher(catalog: catalog, regionAttribute: region), studentCacheBytes: cacheBytes))
             }
             let make: @Sendable (CSVTable) throws -> SwipeEngine<ItemMatcher> = { table in
                 try engine(try Catalog(table: table, schema: itemSchema))
@@ -433,7 +447,8 @@ struct CatalogSpec: Decodable, Sendable {
         let basis = termBasis ?? .standard
         let make: @Sendable (CSVTable) throws -> SwipeEngine<SchoolMatcher> = { table in
             let programs = try SchoolCatalog.programs(majorsTable, ofSchoolsIn: table)
-            return try finish(SwipeEngine(matcher: SchoolMatcher(schools: try SchoolCatalog(schools: table, majors: programs), termBasis: basis)))
+            return try finish(SwipeEngine(matcher: SchoolMatcher(schools: try SchoolCatalog(schools: table, majors: programs), termBasis: basis),
+                                          studentCacheBytes: cacheBytes))
         }
         return .schools(try make(table), CatalogSource(base: table, idColumn: "unitid", makeEngine: make))
     }

@@ -169,6 +169,14 @@ struct DemoTests {
         #expect(result.stdout.contains("after 40 swipes") && result.stdout.contains("bands 20/12/8"))
         // The same seed prints the same run.
         #expect(try CLI.run(["demo", "--seed", "3", "--swipes", "40"]).stdout == result.stdout)
+        // Three students summarised, each cosine move stated, the reason it can fall given, and
+        // the grades of the first student's 40 cards spread over at least three letters.
+        #expect(result.stdout.contains("Summary over 3 students"))
+        let summaries = result.stdout.split(separator: "\n").filter { $0.hasPrefix("  seed ") }
+        #expect(summaries.count == 3 && summaries.allSatisfy { $0.contains("cosine ") && $0.contains(" → ") && $0.contains("grades ") })
+        #expect(result.stdout.contains("It can fall: the prior is the profile's own cold start"))
+        let grades = Set(rows.map { row in row.split(separator: " ", omittingEmptySubsequences: true).first { ["A", "B", "C", "D", "F"].contains(String($0)) } })
+        #expect(grades.count >= 3, "\(grades)")
     }
 }
 

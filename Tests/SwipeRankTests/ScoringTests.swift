@@ -85,7 +85,9 @@ struct ScoringTests {
             #expect(response.recommendations.count == 15)
             for card in response.recommendations {
                 #expect((0...1).contains(card.matchScore))
-                #expect(card.grade == Grade(matchScore: card.matchScore))
+                // The stateless path grades by the student's cold-start scale (`GradeScale`).
+                let scale = matcher.gradeScale(student: try matcher.student(profile), weights: matcher.coldStartWeights(for: try matcher.student(profile)))
+                #expect(card.grade == scale.grade(matchScore: card.matchScore))
                 #expect(card.explanations.count <= 3)
                 #expect(!card.isProbe)
                 let row = schools.catalog.row(of: card.item.id)!

@@ -26,6 +26,13 @@ public protocol Matcher: Sendable {
     /// A text attribute whose values are regions: discovery cards from a region not shown yet
     /// get a novelty bonus. nil: no such bonus.
     var regionAttribute: String? { get }
+    /// The student's relative terms as the distance term alone (`DistanceTermShape`), or nil
+    /// when they are anything else: a large engine's decks retrieve candidates through its
+    /// `CandidateIndex` only when the matcher declares this (the default is nil).
+    ///
+    /// - Parameter student: The resolved student.
+    /// - Returns: The home and preferred distance the term is computed from, or nil.
+    func distanceTermShape(of student: Student) -> DistanceTermShape?
 
     /// Validates and resolves a profile.
     ///
@@ -51,6 +58,17 @@ public protocol Matcher: Sendable {
     ///   - isProbe: Whether it is served as a probe.
     /// - Returns: The card.
     func card(row: Int, raw: Float, student: Student, weights: PreferenceWeights, isProbe: Bool) -> Recommendation
+
+    /// The best `limit` reasons for an item, best first: a card shows the first three, and a
+    /// deck whose cards repeat a reason draws on the rest (`varyExplanations`).
+    ///
+    /// - Parameters:
+    ///   - row: The item.
+    ///   - student: The student.
+    ///   - weights: The weights that scored it.
+    ///   - limit: The most sentences.
+    /// - Returns: At most `limit` sentences.
+    func explanations(row: Int, student: Student, weights: PreferenceWeights, limit: Int) -> [String]
 
     /// Weights a person can read, for the learning state.
     ///
@@ -91,11 +109,40 @@ public protocol MatchedStudent: Sendable {
     /// The preferred maximum distance in miles when the student has a home (the geographic
     /// bands are drawn around it); nil without a home, which means one pool and no mixing.
     var preferredDistanceMiles: Double? { get }
+    /// The bytes its per-item arrays hold, for `SwipeEngine`'s student cache budget.
+    var byteCount: Int { get }
+}
+
+extension MatchedStudent {
+    /// The terms and the distances (the per-item arrays; the rest is small).
+    public var byteCount: Int { terms.byteCount + distances.count * MemoryLayout<Float>.stride + 256 }
+}
+
+/// A profile with its hash computed once: the key of the engine's student cache, which a
+/// session looks up on every request (a profile hashes its strings and lists each time).
+struct ProfileKey<P: Hashable & Sendable>: Hashable, Sendable {
+    let profile: P
+    let hash: Int
+
+    init(_ profile: P) {
+        self.profile = profile
+        hash = profile.hashValue
+    }
+
+    static func == (a: ProfileKey, b: ProfileKey) -> Bool { a.hash == b.hash && a.profile == b.profile }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }
 
 extension Matcher {
     /// nil: by default a matcher has nothing beyond its catalog and terms that changes the model.
     public var modelTag: String? { nil }
+
+    /// nil: a matcher's terms are not known to be the distance term alone unless it says so.
+    ///
+    /// - Parameter student: The resolved student.
+    /// - Returns: nil.
+    public func distanceTermShape(of student: Student) -> DistanceTermShape? { nil }
 
     /// The best `count` items for a student under given weights, as cards.
     ///
@@ -109,7 +156,14 @@ extension Matcher {
     public func recommendations(for student: Student, weights: PreferenceWeights, count: Int,
                                 workspace: inout ScoringWorkspace) -> [Recommendation] {
         catalog.topItems(k: max(0, min(count, catalog.count)), weights: weights, terms: student.terms, workspace: &workspace)
-        return workspace.top.map { card(row: $0, raw: workspace.scores[$0], student: student, weights: weights, isProbe: false) }
+        let grades = gradeScale(raw: workspace.scores, matchOffsets: nil)
+        var cards = workspace.top.map {
+            var made = card(row: $0, raw: workspace.scores[$0], student: student, weights: weights, isProbe: false)
+            made.grade(by: grades)
+            return made
+        }
+        varyExplanations(&cards, student: student, weights: weights)
+        return cards
     }
 
     /// Stateless recommendations for a profile with its cold-start weights: no session, no
@@ -173,9 +227,14 @@ extension Matcher {
         var selector = TopKSelector()
         var picked: [Int] = []
         selector.select(k: max(0, min(count, rows.count)), from: scores, into: &picked)
-        return picked.map {
+        let grades = gradeScale(raw: raw, matchOffsets: matchOffsets)
+        var cards = picked.map {
             let row = rows[$0]
-            return card(row: row, raw: raw[row] - (matchOffsets?[row] ?? 0), student: student, weights: weights, isProbe: false)
+            var made = card(row: row, raw: raw[row] - (matchOffsets?[row] ?? 0), student: student, weights: weights, isProbe: false)
+            made.grade(by: grades)
+            return made
         }
+        varyExplanations(&cards, student: student, weights: weights)
+        return cards
     }
 }

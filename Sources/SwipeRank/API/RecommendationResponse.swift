@@ -39,7 +39,8 @@ public struct Recommendation: Sendable, Hashable, Codable {
     public var item: ItemSummary
     /// The calibrated match score in [0, 1].
     public var matchScore: Double
-    /// The letter grade of `matchScore`.
+    /// The letter grade of `matchScore` among the student's match scores over the catalog
+    /// (`GradeScale`: A the top 10%, then 20/30/20%, F the bottom 20%).
     public var grade: Grade
     /// Up to three reasons, from the largest positive contributions to the score.
     public var explanations: [String]

@@ -101,8 +101,15 @@ public struct SchoolMatcher: Matcher {
         return students.indices.map { s in
             for i in 0..<row.count { row[i] = scores[s, i] }
             selector.select(k: max(0, min(count, row.count)), from: row, into: &top)
+            let grades = gradeScale(raw: row, matchOffsets: nil)
+            var cards = top.map {
+                var made = card(row: $0, raw: row[$0], student: students[s], weights: weights[s])
+                made.grade(by: grades)
+                return made
+            }
+            varyExplanations(&cards, student: students[s], weights: weights[s])
             return RecommendationResponse(
-                recommendations: top.map { card(row: $0, raw: row[$0], student: students[s], weights: weights[s]) },
+                recommendations: cards,
                 learningState: LearningState(totalSwipes: 0, preferenceWeights: namedWeights(weights[s])),
                 totalSwipes: 0)
         }

@@ -24,7 +24,9 @@ public enum InviteCode {
 
     /// The canonical form of what a person typed: case, spaces and dashes ignored.
     ///
-    /// - Parameter typed: The code as entered.
+    /// - Parameters:
+    ///   - typed: The code as entered.
+    ///   - length: The code's length without dashes (`defaultLength`).
     /// - Returns: The canonical code, or nil if it has a character outside the alphabet or
     ///   the wrong length.
     public static func canonical(_ typed: String, length: Int = defaultLength) -> String? {

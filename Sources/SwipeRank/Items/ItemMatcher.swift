@@ -174,6 +174,15 @@ public struct ItemMatcher: Matcher {
     /// `["distance"]`.
     public var termNames: [String] { ["distance"] }
 
+    /// The distance term alone, from the user's home (if any) and `maxDistanceMiles`: a large
+    /// catalog's decks can retrieve candidates through the engine's index.
+    ///
+    /// - Parameter student: The user.
+    /// - Returns: The shape of the user's `distance` term.
+    public func distanceTermShape(of student: ItemUser) -> DistanceTermShape? {
+        DistanceTermShape(home: student.profile.home, preferredMiles: student.profile.maxDistanceMiles)
+    }
+
     /// Validates a profile (ranges, and that every preference key names a column, a group or
     /// `distance`) and computes the distance term.
     ///
@@ -263,12 +272,27 @@ public struct ItemMatcher: Matcher {
     /// - Returns: At most three sentences.
     /// - Complexity: O(d).
     public func explanations(row: Int, student: ItemUser, weights: PreferenceWeights) -> [String] {
+        explanations(row: row, student: student, weights: weights, limit: 3)
+    }
+
+    /// The best `limit` reasons for an item, best first, by the rule of
+    /// `explanations(row:student:weights:)` (a deck draws on the ones after the third when its
+    /// first three repeat across the deck: `Matcher.varyExplanations`).
+    ///
+    /// - Parameters:
+    ///   - row: The item.
+    ///   - student: The user.
+    ///   - weights: The weights that scored it.
+    ///   - limit: The most sentences.
+    /// - Returns: At most `limit` sentences.
+    /// - Complexity: O(d).
+    public func explanations(row: Int, student: ItemUser, weights: PreferenceWeights, limit: Int) -> [String] {
         let values = catalog.groupContributions(row: row, weights: weights, terms: student.terms)
         let names = catalog.groups + termNames
         let ranked = values.indices.filter { values[$0] >= 0.05 }
             .sorted { values[$0] > values[$1] || (values[$0] == values[$1] && names[$0] < names[$1]) }
         var result: [String] = []
-        for g in ranked where result.count < 3 {
+        for g in ranked where result.count < limit {
             if g >= catalog.groups.count {
                 if let p = student.preferredDistanceMiles, row < student.distances.count, !student.distances[row].isNaN,
                    Double(student.distances[row]) <= p {

@@ -31,8 +31,8 @@ public enum GeoBand: String, Sendable, Hashable, Codable, CaseIterable {
     /// `max(−1, ½ − (d − p)/p)`.
     ///
     /// - Parameters:
-    ///   - miles: The distance d (not NaN).
-    ///   - preferred: The preferred maximum p > 0.
+    ///   - d: The distance in miles (not NaN).
+    ///   - p: The preferred maximum distance in miles, > 0.
     /// - Returns: A value in [−1, 1].
     /// - Complexity: O(1).
     public static func distanceFit(miles d: Float, preferred p: Float) -> Float {

@@ -27,6 +27,21 @@ extension SchoolMatcher {
     /// - Returns: At most three sentences.
     /// - Complexity: O(d + k).
     public func explanations(row: Int, student: MatchStudent, weights: PreferenceWeights) -> [String] {
+        explanations(row: row, student: student, weights: weights, limit: 3)
+    }
+
+    /// The best `limit` reasons for a school, best first, by the rule of
+    /// `explanations(row:student:weights:)`: a deck draws on the ones after the third when its
+    /// first three repeat across the deck (`Matcher.varyExplanations`).
+    ///
+    /// - Parameters:
+    ///   - row: The school.
+    ///   - student: The student.
+    ///   - weights: The weights that scored it.
+    ///   - limit: The most sentences.
+    /// - Returns: At most `limit` sentences.
+    /// - Complexity: O(limit × (d + k)).
+    public func explanations(row: Int, student: MatchStudent, weights: PreferenceWeights, limit: Int) -> [String] {
         let plan = explanationPlan
         let groupCount = plan.names.count
         precondition(schools.catalog.groups.count + student.terms.names.count == groupCount,
@@ -40,8 +55,8 @@ extension SchoolMatcher {
         // The reasons picked best first one at a time (a few picks earn three sentences): the
         // order of sorting them all, without sorting them all.
         var result: [String] = []
-        result.reserveCapacity(3)
-        while result.count < 3 {
+        result.reserveCapacity(limit)
+        while result.count < limit {
             // The best remaining group at or above the threshold (NaN never is): higher value,
             // then the name first in byte order.
             var best = -1

@@ -8,7 +8,9 @@ import Foundation
 /// full sample profile the median school scores raw ≈ 1.3 (match 0.39, grade F), the top 1%
 /// raw ≥ 6 (match ≥ 0.93, grade A); a neutral school (raw 0) maps to 0.21.
 ///
-/// Grades: A ≥ 0.85, B ≥ 0.70, C ≥ 0.55, D ≥ 0.40, F below.
+/// Grades: cards served to a student are graded by `GradeScale` (quantiles of the student's own
+/// match scores over a sample of the catalog); `Grade(matchScore:)` is the fixed cut below
+/// (A ≥ 0.85, B ≥ 0.70, C ≥ 0.55, D ≥ 0.40, F below), which a card starts with.
 public struct MatchCalibration: Sendable, Hashable, Codable {
     /// The raw score that maps to 0.5.
     public var offset: Double

@@ -84,7 +84,6 @@ public struct SessionMigration<M: Matcher>: Sendable {
             propensity: probe && logged ? propensity : 1,
             predictedMatch: predictedMatch.isFinite ? min(1, max(0, predictedMatch)) : 0.5, action: nil))
         session.servedIndexByRow[row] = session.served.count - 1
-        session.markUnseenRemoved(row: row)
         if let band { session.bandServed[band.index] += 1 }
         session.markShown(row: row)
         report.servedKept += 1
@@ -190,7 +189,7 @@ extension SwipeEngine {
             throw DataError(.invalidValue, source: source, field: "events",
                             detail: "events: \(events) served cards and events exceed \(Self.maxSnapshotEvents)")
         }
-        let student = try matcher.student(snapshot.profile)
+        let student = try resolvedStudent(snapshot.profile)
         var migration = SessionMigration(session: SwipeSession(
             engine: self, studentID: snapshot.studentID, student: student, model: coldStartModel(for: student),
             rng: snapshot.generator))

@@ -314,7 +314,7 @@ extension SwipeSession {
     @_specialize(where M == ItemMatcher)
     public func snapshot() -> SessionSnapshot<M.Profile> {
         SessionSnapshot(
-            formatVersion: SessionSnapshot<M.Profile>.currentFormatVersion, studentID: studentID, profile: student.profile,
+            formatVersion: SessionSnapshot<M.Profile>.currentFormatVersion, studentID: studentID, profile: profile,
             catalogCount: engine.matcher.catalog.count, catalogFingerprint: engine.catalogFingerprint,
             configurationDigest: engine.learningDigest, served: served, checkpoint: checkpoint, events: events,
             generator: rng, modelDigest: model.digest)
@@ -367,7 +367,7 @@ extension SwipeEngine {
         guard snapshot.served.count <= catalog.count, snapshot.events.count <= Self.maxSnapshotEvents else {
             throw invalid("events", "\(snapshot.served.count) served cards and \(snapshot.events.count) events exceed the catalog or \(Self.maxSnapshotEvents)")
         }
-        let student = try matcher.student(snapshot.profile)
+        let student = try resolvedStudent(snapshot.profile)
         var session = SwipeSession(engine: self, studentID: snapshot.studentID, student: student,
                                    model: coldStartModel(for: student), rng: snapshot.generator)
 
@@ -386,7 +386,7 @@ extension SwipeEngine {
             guard session.servedIndexByRow.updateValue(i, forKey: card.row) == nil else {
                 throw invalid("\(field).row", "card \(card.cardID) is served twice")
             }
-            let band: GeoBand? = session.isBanded ? GeoBand.allCases[session.poolIndex(row: card.row)] : nil
+            let band: GeoBand? = session.isBanded ? GeoBand.allCases[session.poolIndex(row: card.row, distances: student.distances)] : nil
             // A band that ran out is backfilled, so a card may come from a later band than
             // planned but is always recorded under the band it belongs to.
             guard card.band == band else { throw invalid("\(field).band", "is \(card.band?.rawValue ?? "null"), the card belongs to \(band?.rawValue ?? "null")") }
@@ -402,7 +402,6 @@ extension SwipeEngine {
             var stored = card
             stored.action = nil
             session.served.append(stored)
-            session.markUnseenRemoved(row: card.row)
             if let band { session.bandServed[band.index] += 1 }
             session.markShown(row: card.row)
         }

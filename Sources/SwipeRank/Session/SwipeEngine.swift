@@ -1,4 +1,5 @@
 import Foundation
+import SwipeRankNumerics
 
 /// Where probes come from.
 public enum ProbeCandidates: String, Sendable, Hashable, Codable, CaseIterable {
@@ -209,6 +210,16 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     let exposureOffsets: [Float]?
     /// The collaborative model (`withFactors(_:)`), or nil: students learn from features alone.
     public let factors: CollaborativeFactors?
+    /// Resolved students by profile (`resolvedStudent(_:)`), bounded in bytes and shared by the
+    /// engines derived from this one (same matcher, so the same students). A session keeps its
+    /// profile, not the resolved student's per-item arrays, so it holds O(swipes), not O(N).
+    let students: LRUCache<ProfileKey<M.Profile>, M.Student>
+    /// The candidate index of a large catalog (`candidateIndexThreshold`), shared with the
+    /// engines derived from this one; nil below the threshold: decks scan every item.
+    let candidateIndex: CandidateIndex?
+    /// `rankingOffsets` in the index's block order, with each block's largest (nil: no
+    /// offsets or no index).
+    let indexOffsets: BlockColumn?
 
     /// Bumped when the learning or serving code changes what a session does with the same
     /// catalog, configuration and swipes (part of `modelVersion`).
@@ -237,14 +248,45 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     ///   - matcher: The matcher over the catalog.
     ///   - configuration: Settings; must pass `EngineConfiguration.validate()` (a programmer
     ///     error otherwise: configurations read from data are validated when decoded).
+    ///   - studentCacheBytes: The most bytes of resolved students (their per-item terms and
+    ///     distances) kept for reuse across requests (`SwipeEngine.defaultStudentCacheBytes`
+    ///     unless told); a student evicted is resolved again from the profile when next served.
+    ///   - candidateIndexThreshold: From this many items on, the engine builds a
+    ///     `CandidateIndex` (O(N log² N) once, a copy of the feature matrix in memory) and
+    ///     decks that qualify (`SwipeSession.usesCandidateIndex`) retrieve their candidates
+    ///     through it instead of scoring every item: the same decks, faster on large
+    ///     catalogs. `SwipeEngine.defaultCandidateIndexThreshold` unless told; `Int.max`
+    ///     keeps the full scan.
     /// - Complexity: O(N × d) (the catalog fingerprint).
-    public init(matcher: M, configuration: EngineConfiguration = EngineConfiguration()) {
+    public init(matcher: M, configuration: EngineConfiguration = EngineConfiguration(),
+                studentCacheBytes: Int = SwipeEngine.defaultStudentCacheBytes,
+                candidateIndexThreshold: Int = SwipeEngine.defaultCandidateIndexThreshold) {
         do { try configuration.validate() } catch { preconditionFailure("Invalid EngineConfiguration: \(error.detail)") }
-        self.init(matcher: matcher, configuration: configuration, fingerprint: matcher.catalog.fingerprint, population: nil, factors: nil)
+        precondition(studentCacheBytes >= 1, "studentCacheBytes must be at least 1")
+        let index = matcher.catalog.count >= candidateIndexThreshold
+            ? CandidateIndex(catalog: matcher.catalog, regions: RegionCodes(catalog: matcher.catalog, attribute: matcher.regionAttribute))
+            : nil
+        self.init(matcher: matcher, configuration: configuration, fingerprint: matcher.catalog.fingerprint, population: nil, factors: nil,
+                  students: LRUCache(capacity: studentCacheBytes), candidateIndex: index)
     }
 
+    /// 50,000 items: below it a deck's full scan takes well under a millisecond and the
+    /// index would only cost memory (Benchmarks/Scale measures both paths).
+    public static var defaultCandidateIndexThreshold: Int { 50_000 }
+
+    /// Whether this engine has a candidate index (its catalog reached the threshold it was
+    /// created with): for metrics and tests.
+    public var hasCandidateIndex: Bool { candidateIndex != nil }
+
+    /// 256 MiB: on the 2,294-school catalog (~27 KiB per student) about 9,700 students stay
+    /// resolved; on a million items (~9 MiB each) about 28 — the students swiping right now.
+    public static var defaultStudentCacheBytes: Int { 256 << 20 }
+
     private init(matcher: M, configuration: EngineConfiguration, fingerprint: String, population: PopulationPrior?,
-                 factors: CollaborativeFactors?) {
+                 factors: CollaborativeFactors?, students: LRUCache<ProfileKey<M.Profile>, M.Student>,
+                 candidateIndex: CandidateIndex?) {
+        self.students = students
+        self.candidateIndex = candidateIndex
         self.factors = factors
         self.matcher = matcher
         self.configuration = configuration
@@ -259,6 +301,11 @@ public struct SwipeEngine<M: Matcher>: Sendable {
             self.rankingOffsets = zip(itemOffsets, exposureOffsets).map { $0 + $1 }
         } else {
             self.rankingOffsets = itemOffsets
+        }
+        if let candidateIndex, let rankingOffsets {
+            indexOffsets = candidateIndex.blocks.column(rankingOffsets)
+        } else {
+            indexOffsets = nil
         }
     }
 
@@ -289,7 +336,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         if let exposure = prior.exposureEffects, exposure.count != matcher.catalog.count {
             throw invalid("exposure_effects", "has \(exposure.count) effects, the catalog \(matcher.catalog.count) items")
         }
-        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: prior, factors: factors)
+        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: prior, factors: factors, students: students, candidateIndex: candidateIndex)
     }
 
     /// The same engine with a collaborative model: every student also learns, swipe by swipe,
@@ -303,7 +350,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// - Complexity: O(N × f²).
     public func withFactors(_ file: FactorModelFile) throws(DataError) -> SwipeEngine {
         let resolved = try CollaborativeFactors(file: file, catalog: matcher.catalog)
-        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population, factors: resolved)
+        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population, factors: resolved, students: students, candidateIndex: candidateIndex)
     }
 
     /// A new student's collaborative posterior (nil without factors).
@@ -372,6 +419,28 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         if let rankingOffsets { for i in scores.indices { scores[i] += rankingOffsets[i] } }
     }
 
+    /// One item's raw score as `rawScores(weights:student:into:)` computes it, bit for bit:
+    /// the features in column order, then each term, then the ranking offset.
+    ///
+    /// - Parameters:
+    ///   - row: A catalog row.
+    ///   - weights: The student's weights.
+    ///   - student: The resolved student.
+    /// - Returns: The row's raw score.
+    /// - Complexity: O(d + k).
+    func rawScore(row: Int, weights: PreferenceWeights, student: M.Student) -> Float {
+        var s = LinearBlockIndex.dot(matcher.catalog.features, row: row, weights.features)
+        let terms = student.terms
+        for k in terms.names.indices where weights.terms[k] != 0 {
+            // `RelativeTerms.addWeighted`'s operations: scale × the stored unit count, added.
+            let scale: Float = weights.terms[k] / RelativeTerms.unit
+            let units = Float(terms.storage[k * terms.itemCount + row])
+            s += scale * units
+        }
+        if let rankingOffsets { s += rankingOffsets[row] }
+        return s
+    }
+
     /// The same engine with a changed configuration (an evaluation ablation, a tuned variant).
     ///
     /// - Parameter change: Edits the configuration.
@@ -380,7 +449,8 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         var configuration = self.configuration
         change(&configuration)
         do { try configuration.validate() } catch { preconditionFailure("Invalid EngineConfiguration: \(error.detail)") }
-        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population, factors: factors)
+        return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population, factors: factors,
+                           students: students, candidateIndex: candidateIndex)
     }
 
     /// Starts a session for a student.
@@ -397,6 +467,33 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     @_specialize(where M == ItemMatcher)
     public func session(studentID: String, profile: M.Profile, seed: UInt64) throws(DataError) -> SwipeSession<M> {
         try SwipeSession(engine: self, studentID: studentID, profile: profile, seed: seed)
+    }
+
+    /// A profile resolved against the matcher (`Matcher.student(_:)`), from the engine's
+    /// student cache when it was resolved recently: the per-item terms and distances a deck
+    /// needs are computed once per active student, not once per request, and are not part of
+    /// any session's state.
+    ///
+    /// - Parameter profile: The profile.
+    /// - Returns: The resolved student.
+    /// - Throws: `DataError` for an invalid profile (never cached).
+    /// - Complexity: O(1) for a cached student, else `Matcher.student(_:)`'s O(N).
+    public func resolvedStudent(_ profile: M.Profile) throws(DataError) -> M.Student {
+        try resolvedStudent(ProfileKey(profile))
+    }
+
+    /// The bytes of resolved students the engine's cache holds now (at most the
+    /// `studentCacheBytes` it was created with, except that the newest student always stays):
+    /// the per-student memory that is not in any session, for metrics and benchmarks.
+    public var cachedStudentBytes: Int { students.totalCost }
+
+    func resolvedStudent(_ key: ProfileKey<M.Profile>) throws(DataError) -> M.Student {
+        if let student = students.get(key) { return student }
+        // Resolved outside the cache's lock: other students' requests go on meanwhile. Two
+        // requests resolving the same profile at once compute the same value.
+        let student = try matcher.student(key.profile)
+        students.put(key, student, cost: student.byteCount)
+        return student
     }
 
     /// The prior of a new session: the cold-start weights (shifted by the population prior's

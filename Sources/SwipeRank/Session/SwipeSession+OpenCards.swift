@@ -31,13 +31,19 @@ extension SwipeSession {
     }
 
     private func openCards(_ open: [ServedCard], scores: DeckScores) -> [OpenCard] {
-        let (weights, raw, reasons) = (scores.weights, scores.raw, scores.reasons)
-        return open.map { served in
-            var card = engine.matcher.card(row: served.row, raw: engine.matchRaw(raw[served.row], row: served.row), student: student,
+        let (weights, reasons) = (scores.weights, scores.reasons)
+        let student = self.student
+        let grades = engine.gradeScale(weights: weights, student: student)
+        var cards = open.map { served in
+            let raw = scores.rawScore(row: served.row, engine: engine, student: student)
+            var card = engine.matcher.card(row: served.row, raw: engine.matchRaw(raw, row: served.row), student: student,
                                            weights: weights, isProbe: served.isProbe)
-            if let reason = reasons?.reason(row: served.row, raw: raw[served.row], session: self) { card.explanations.insert(reason, at: 0) }
-            return OpenCard(recommendation: card, position: served.position)
+            if let reason = reasons?.reason(row: served.row, raw: raw, session: self) { card.explanations.insert(reason, at: 0) }
+            card.grade(by: grades)
+            return card
         }
+        engine.matcher.varyExplanations(&cards, student: student, weights: weights)
+        return zip(cards, open).map { OpenCard(recommendation: $0, position: $1.position) }
     }
 }
 

@@ -56,16 +56,21 @@ public struct ServedCard: Sendable, Hashable, Codable {
 ///   to learning (each Laplace step starts from the current posterior, and the stable phase
 ///   decays older evidence), so that sorted order is the rule. A swipe that arrives after
 ///   newer ones were applied is applied then, not re-inserted into the past.
-/// - State: O(swipes + D²) per student plus the resolved student's per-item arrays; the
-///   snapshot is the served cards and the ordered log of swipes and feedback answers, which a
-///   restore replays (see `SessionSnapshot`).
+/// - State: O(swipes + D²) per student, whatever the catalog's size: the session keeps its
+///   profile, the served cards, swipes and the model. The resolved student's per-item arrays
+///   (terms, distances) live in the engine's bounded student cache
+///   (`SwipeEngine.resolvedStudent(_:)`), and a deck derives each band's unseen cards from
+///   them and the served and judged rows. The snapshot is the served cards and the ordered log
+///   of swipes and feedback answers, which a restore replays (see `SessionSnapshot`).
 public struct SwipeSession<M: Matcher>: Sendable {
     /// The shared engine.
     public let engine: SwipeEngine<M>
     /// The student's id.
     public let studentID: String
-    /// The resolved student.
-    public let student: M.Student
+    /// The profile, with its hash: the key of the resolved student in the engine's cache.
+    let profileKey: ProfileKey<M.Profile>
+    /// The preferred maximum distance when the student has a home (bands are drawn around it).
+    let preferredDistanceMiles: Double?
     /// The preference model.
     public internal(set) var model: PreferenceModel
     /// Where the student stands among the population's item factors (`SwipeEngine.withFactors(_:)`;
@@ -92,17 +97,13 @@ public struct SwipeSession<M: Matcher>: Sendable {
     var events: [SessionEvent] = []
     /// The state a session restored from a version-1 snapshot started from (nil otherwise).
     var checkpoint: SessionCheckpoint?
-    /// Per catalog row, its pool (band index, or 0 when not banded) while it may still be
-    /// served, −1 once served or judged: the bands are fixed for the student, so computed once,
-    /// and a row leaves when it is served instead of every batch marking every served card.
-    var unseenPools: [Int8]
 
     init(engine: SwipeEngine<M>, studentID: String, profile: M.Profile, seed: UInt64) throws(DataError) {
         guard studentID.utf8.count <= SwipeSession.maxIDLength else {
             throw DataError(.outOfRange, source: "session", field: "student_id",
                             detail: "student_id: at most \(SwipeSession.maxIDLength) bytes, got \(studentID.utf8.count)")
         }
-        let student = try engine.matcher.student(profile)
+        let student = try engine.resolvedStudent(profile)
         self.init(engine: engine, studentID: studentID, student: student, model: engine.coldStartModel(for: student),
                   rng: SplitMix64(seed: seed))
     }
@@ -110,34 +111,45 @@ public struct SwipeSession<M: Matcher>: Sendable {
     init(engine: SwipeEngine<M>, studentID: String, student: M.Student, model: PreferenceModel, rng: SplitMix64) {
         self.engine = engine
         self.studentID = studentID
-        self.student = student
+        self.profileKey = ProfileKey(student.profile)
+        self.preferredDistanceMiles = student.preferredDistanceMiles
         self.model = model
         self.collaborative = engine.coldStartFactors()
         self.rng = rng
         regionShown = [Bool](repeating: false, count: engine.regions.names.count)
-        if let preferred = student.preferredDistanceMiles, engine.configuration.geographicMixing {
-            let expansion = engine.configuration.expansion
-            unseenPools = student.distances.map { Int8(GeoBand.band(distance: $0, preferred: preferred, expansion: expansion).index) }
-        } else {
-            unseenPools = [Int8](repeating: 0, count: engine.matcher.catalog.count)
+    }
+
+    /// The resolved student: the profile's terms and distances over every item, from the
+    /// engine's student cache (resolved again from the profile after an eviction), so that
+    /// the session itself holds none of them.
+    public var student: M.Student {
+        do { return try engine.resolvedStudent(profileKey) } catch {
+            // The same profile against the same matcher resolved when the session started.
+            preconditionFailure("a profile that resolved when the session started no longer resolves: \(error.detail)")
         }
     }
 
+    /// The profile the session was started with.
+    public var profile: M.Profile { profileKey.profile }
+
     /// Whether cards are mixed across geographic bands (the student has a home and mixing is on).
-    var isBanded: Bool { student.preferredDistanceMiles != nil && engine.configuration.geographicMixing }
+    var isBanded: Bool { preferredDistanceMiles != nil && engine.configuration.geographicMixing }
 
     /// The pool (band index 0…2, or 0 when not banded) of a catalog row.
-    func poolIndex(row: Int) -> Int {
-        guard let preferred = student.preferredDistanceMiles, engine.configuration.geographicMixing else { return 0 }
-        return GeoBand.band(distance: student.distances[row], preferred: preferred, expansion: engine.configuration.expansion).index
+    func poolIndex(row: Int) -> Int { poolIndex(row: row, distances: isBanded ? student.distances : []) }
+
+    /// `poolIndex(row:)` with the student's distances at hand (empty when not banded).
+    func poolIndex(row: Int, distances: [Float]) -> Int {
+        guard let preferred = preferredDistanceMiles, engine.configuration.geographicMixing else { return 0 }
+        return GeoBand.band(distance: distances[row], preferred: preferred, expansion: engine.configuration.expansion).index
     }
 
-    /// Takes a served or judged row out of the unseen pools.
-    mutating func markUnseenRemoved(row: Int) { unseenPools[row] = -1 }
+    /// Whether a row may still be served: neither served nor judged outside the deck.
+    func isUnseen(row: Int) -> Bool { servedIndexByRow[row] == nil && !judgedRows.contains(row) }
 
     /// The current weights (the posterior mean).
     public var weights: PreferenceWeights {
-        model.weights(featureCount: engine.matcher.catalog.dimension, termCount: student.terms.names.count)
+        model.weights(featureCount: engine.matcher.catalog.dimension, termCount: engine.matcher.termNames.count)
     }
 
     /// Every item's ranking score for this student: the engine's raw scores
@@ -207,14 +219,41 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// cards a deck repeats (`openCards`) and the cards it deals.
     struct DeckScores {
         let weights: PreferenceWeights
+        /// Every row's raw score (the full scan); empty when `indexed`.
         let raw: [Float]
         let terms: [Float]?
         let reasons: CollaborativeReasons?
+        /// Whether the deck retrieves its candidates through the engine's candidate index
+        /// (`usesCandidateIndex(student:)`): nothing is scored up front, and each row a deck
+        /// touches is scored on its own (`rawScore(row:engine:student:)`), bit for bit as the scan.
+        var indexed = false
+
+        /// The raw score of one row: the scan's, or computed now on the index path.
+        func rawScore(row: Int, engine: SwipeEngine<M>, student: M.Student) -> Float {
+            indexed ? engine.rawScore(row: row, weights: weights, student: student) : raw[row]
+        }
     }
 
-    /// Scores the catalog under the current model.
+    /// Whether this student's decks retrieve candidates through the engine's `CandidateIndex`
+    /// (the same decks as the full scan, without scoring every item): the engine has one, probes
+    /// come from the best cards (`ProbeCandidates.plausiblyGood`; boundary probes need every
+    /// unseen card's score), the matcher's terms are the distance term alone
+    /// (`Matcher.distanceTermShape(of:)`), and no collaborative term ranks the cards yet (it is
+    /// a per-student score over every item, and its reasons compare with the mean raw score).
+    func usesCandidateIndex(student: M.Student) -> Bool {
+        guard engine.candidateIndex != nil, engine.configuration.probeCandidates == .plausiblyGood,
+              student.terms.names.count == 1, engine.matcher.distanceTermShape(of: student) != nil else { return false }
+        if let factors = engine.factors, let collaborative, collaborative.hasEvidence, factors.file.weight > 0 { return false }
+        return true
+    }
+
+    /// Scores the catalog under the current model (nothing yet on the index path).
     func deckScores() -> DeckScores {
         let weights = self.weights
+        let student = self.student
+        if usesCandidateIndex(student: student) {
+            return DeckScores(weights: weights, raw: [], terms: nil, reasons: nil, indexed: true)
+        }
         var raw: [Float] = []
         engine.rawScores(weights: weights, student: student, into: &raw)
         let terms = collaborativeTerms
@@ -231,11 +270,13 @@ public struct SwipeSession<M: Matcher>: Sendable {
             return RecommendationResponse(recommendations: [], learningState: learningState, totalSwipes: totalSwipes)
         }
         let (weights, raw, terms, reasons) = (scores.weights, scores.raw, scores.terms, scores.reasons)
+        let student = self.student  // one cache lookup for the whole deck
         // The deck is chosen by the ranking score (with the collaborative term); each card's
         // match score, and the probe boundary, by the raw score alone.
         var ranking = raw
         if let terms { for i in ranking.indices { ranking[i] += terms[i] } }
-        var batch = BatchPools(session: self, raw: ranking, count: wanted)
+        var batch = scores.indexed ? BatchPools(indexed: self, student: student, weights: weights, count: wanted)
+            : BatchPools(session: self, student: student, raw: ranking, count: wanted)
         let plan: [GeoBand?] = isBanded ? engine.mixer.plan(count: wanted, served: bandServed)
             : [GeoBand?](repeating: nil, count: wanted)
         var cards: [Recommendation] = []
@@ -243,6 +284,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // The posterior is fixed within a deck: the factor is laid out once for all its probes,
         // and a card in the windows of two probes of one band has one variance, computed once.
         var variances = DeckVariances()
+        let grades = engine.gradeScale(weights: weights, student: student)
         for planned in plan {
             let position = nextPosition
             // Backfill: the planned band, else the next ones in cyclic order.
@@ -255,22 +297,24 @@ public struct SwipeSession<M: Matcher>: Sendable {
             var row: Int, propensity = 1.0
             let isProbe = engine.probes.isProbe(position: position)
             if isProbe {
-                (row, propensity) = drawProbe(pool: p, batch: batch, raw: raw, variances: &variances)
+                (row, propensity) = drawProbe(pool: p, batch: batch, raw: raw, student: student, variances: &variances)
             } else {
                 row = batch.nextBest(pool: p)
             }
             batch.take(row: row, pool: p)
-            var card = engine.matcher.card(row: row, raw: engine.matchRaw(raw[row], row: row), student: student, weights: weights,
+            let rowRaw = scores.rawScore(row: row, engine: engine, student: student)
+            var card = engine.matcher.card(row: row, raw: engine.matchRaw(rowRaw, row: row), student: student, weights: weights,
                                            isProbe: isProbe)
-            if let reason = reasons?.reason(row: row, raw: raw[row], session: self) { card.explanations.insert(reason, at: 0) }
+            if let reason = reasons?.reason(row: row, raw: rowRaw, session: self) { card.explanations.insert(reason, at: 0) }
+            card.grade(by: grades)
             served.append(ServedCard(position: position, row: row, cardID: catalog.ids[row], band: band, isProbe: isProbe,
                                      propensity: propensity, predictedMatch: card.matchScore, action: nil))
             servedIndexByRow[row] = served.count - 1
-            markUnseenRemoved(row: row)
             if band != nil { bandServed[p] += 1 }
             markShown(row: row)
             cards.append(card)
         }
+        engine.matcher.varyExplanations(&cards, student: student, weights: weights)
         return RecommendationResponse(recommendations: cards, learningState: learningState, totalSwipes: totalSwipes)
     }
 
@@ -290,7 +334,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// the unseen cards closest to the decision boundary, match 0.5, or the best unseen cards
     /// by the pool's score), one drawn ∝ exp(variance / T). `variances` holds the variances
     /// this deck has computed (by row), and gets the new ones.
-    mutating func drawProbe(pool p: Int, batch: BatchPools<M>, raw: [Float],
+    mutating func drawProbe(pool p: Int, batch: BatchPools<M>, raw: [Float], student: M.Student,
                             variances known: inout DeckVariances) -> (row: Int, propensity: Double) {
         let (window, temperature) = engine.probes.exploration(for: phase)
         let candidates: [Int]
@@ -312,19 +356,15 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // A plain loop: a closure here copied the student (all its arrays) once per candidate.
         // Each variance is computed exactly as in one call for all candidates (the kernel does
         // every vector's operations in the same order), so skipping known ones changes no bit.
-        if known.byRow.isEmpty {
-            known.forms = model.varianceForms
-            known.byRow = [Double](repeating: .nan, count: engine.matcher.catalog.count)
-        }
-        // A variance is never NaN (finite vectors, a valid factor): NaN marks "not computed".
-        let missing = candidates.filter { known.byRow[$0].isNaN }
+        if known.forms == nil { known.forms = model.varianceForms }
+        let missing = candidates.filter { known.byRow[$0] == nil }
         if !missing.isEmpty {
             let vectors = engine.learningVectors(rows: missing, student: student)
             for (row, variance) in zip(missing, known.forms!.evaluate(flat: vectors, count: missing.count)) {
                 known.byRow[row] = variance
             }
         }
-        let variances = candidates.map { known.byRow[$0] }
+        let variances = candidates.map { known.byRow[$0]! }
         let (index, propensity) = ProbeScheduler.draw(uncertainties: variances, temperature: temperature, using: &rng)
         return (candidates[index], propensity)
     }
@@ -365,6 +405,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         guard served[index].action == nil else {
             throw SwipeError(.alreadySwiped, "swipe \(swipe.swipeID): card \"\(swipe.cardID)\" was already swiped")
         }
+        let student = self.student
         let z = engine.learningVector(row: row, student: student)
         let itemOffset = engine.itemOffset(row: row)
         let predicted = model.likeProbability(z, itemOffset: itemOffset)
@@ -380,7 +421,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         served[index].action = swipe.action
         totalSwipes += 1
         events.append(.swipe(swipe))
-        let prompt = feedbackPrompt(row: row, card: served[index], action: swipe.action, predicted: predicted)
+        let prompt = feedbackPrompt(row: row, card: served[index], action: swipe.action, predicted: predicted, student: student)
         if let prompt {
             lastFeedbackSwipe = totalSwipes
             pendingFeedback[row] = prompt.options
@@ -454,7 +495,6 @@ public struct SwipeSession<M: Matcher>: Sendable {
         swipes[swipe.swipeID] = swipe
         if servedIndexByRow[row] == nil {
             judgedRows.insert(row)
-            markUnseenRemoved(row: row)
         }
         totalSwipes += 1
         events.append(.judged(swipe, weight: weight))
@@ -475,7 +515,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// and echoed in errors, so an unbounded id would cost unbounded memory.
     public static var maxIDLength: Int { 256 }
 
-    func feedbackPrompt(row: Int, card: ServedCard, action: SwipeAction, predicted: Double) -> FeedbackPrompt? {
+    func feedbackPrompt(row: Int, card: ServedCard, action: SwipeAction, predicted: Double, student: M.Student) -> FeedbackPrompt? {
         let confidence = engine.configuration.patternBreakConfidence
         let patternBreak = (action == .dislike && predicted >= confidence) || (action == .like && predicted <= 1 - confidence)
         guard card.isProbe || patternBreak else { return nil }
@@ -548,8 +588,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
 /// computing more (built by the first probe that needs it).
 struct DeckVariances {
     var forms: InverseQuadraticForms?
-    /// Per catalog row, its variance, NaN until computed (empty until the first probe).
-    var byRow: [Double] = []
+    /// The variances computed so far, by catalog row (a deck's probes look at a few dozen rows:
+    /// a dictionary, not an array of N).
+    var byRow: [Int: Double] = [:]
 }
 
 /// One batch's view of the unseen cards: per pool, the best rows by pool score (ties to the
@@ -562,12 +603,30 @@ struct BatchPools<M: Matcher> {
     var cursor: [Int]
     /// Per pool, unseen cards left.
     var remaining: [Int]
-    /// Per row, its pool; -1 for served rows and rows taken by this batch.
+    /// Per row, its pool; -1 for served or judged rows and rows taken by this batch. Empty on
+    /// the index path (`init(indexed:student:weights:count:)`), which keeps `taken` instead.
     var poolOfRow: [Int8]
+    /// The rows this batch has taken, on the index path.
+    var taken: [Int] = []
 
-    init(session: SwipeSession<M>, raw: [Float], count: Int) {
+    /// Whether this batch has taken the row (or, on the scan path, it was served or judged).
+    func isTaken(_ row: Int) -> Bool { poolOfRow.isEmpty ? taken.contains(row) : poolOfRow[row] < 0 }
+
+    /// - Complexity: O(N) to derive the pools (from the student's distances, and the session's
+    ///   served and judged rows), O(N) to select.
+    init(session: SwipeSession<M>, student: M.Student, raw: [Float], count: Int) {
         let pools = session.isBanded ? 3 : 1
-        let poolOfRow = session.unseenPools
+        // Derived per batch rather than kept per session: the session stays O(swipes), and
+        // this pass costs less than the scoring pass before it.
+        var poolOfRow: [Int8]
+        if pools == 3, let preferred = session.preferredDistanceMiles {
+            let expansion = session.engine.configuration.expansion
+            poolOfRow = student.distances.map { Int8(GeoBand.band(distance: $0, preferred: preferred, expansion: expansion).index) }
+        } else {
+            poolOfRow = [Int8](repeating: 0, count: raw.count)
+        }
+        for row in session.servedIndexByRow.keys { poolOfRow[row] = -1 }
+        for row in session.judgedRows { poolOfRow[row] = -1 }
         // Enough of each pool's best for every slot of the batch. A slot takes the best untaken
         // card of its pool, and a plausibly good probe draws from the `window` best untaken ones;
         // the batch has taken at most count − 1 cards before any slot, so count + window rows
@@ -601,12 +660,12 @@ struct BatchPools<M: Matcher> {
 
     /// The best card of pool `p` not yet taken (the pool must have one left).
     mutating func nextBest(pool p: Int) -> Int {
-        while poolOfRow[best[p][cursor[p]]] < 0 { cursor[p] += 1 }
+        while isTaken(best[p][cursor[p]]) { cursor[p] += 1 }
         return best[p][cursor[p]]
     }
 
     mutating func take(row: Int, pool p: Int) {
-        poolOfRow[row] = -1
+        if poolOfRow.isEmpty { taken.append(row) } else { poolOfRow[row] = -1 }
         remaining[p] -= 1
     }
 
@@ -616,7 +675,7 @@ struct BatchPools<M: Matcher> {
     func bestUntaken(pool p: Int, count: Int) -> [Int] {
         var result: [Int] = []
         result.reserveCapacity(count)
-        for row in best[p] where poolOfRow[row] >= 0 {
+        for row in best[p] where !isTaken(row) {
             guard result.count < count else { break }
             result.append(row)
         }
@@ -625,6 +684,7 @@ struct BatchPools<M: Matcher> {
 
     /// The unseen rows of pool `p` not taken by this batch, ascending.
     func unseen(pool p: Int) -> [Int] {
+        precondition(!poolOfRow.isEmpty, "boundary probes need the full scan's pools")
         var rows: [Int] = []
         rows.reserveCapacity(remaining[p])
         let code = Int8(p)

@@ -246,11 +246,15 @@ extension StudentService {
         let catalog = engine.matcher.catalog
         let rows = ids.compactMap { catalog.row(of: $0) }
         guard !rows.isEmpty else { return [] }
-        let weights = session.weights
+        let weights = session.weights, student = session.student
         var raw: [Float] = []
-        engine.rawScores(weights: weights, student: session.student, into: &raw)
+        engine.rawScores(weights: weights, student: student, into: &raw)
+        let grades = engine.gradeScale(weights: weights, student: student)
         return rows.map {
-            engine.matcher.card(row: $0, raw: engine.matchRaw(raw[$0], row: $0), student: session.student, weights: weights, isProbe: false)
+            var card = engine.matcher.card(row: $0, raw: engine.matchRaw(raw[$0], row: $0), student: student, weights: weights,
+                                           isProbe: false)
+            card.grade(by: grades)
+            return card
         }
     }
 

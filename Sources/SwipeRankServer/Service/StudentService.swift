@@ -7,7 +7,8 @@ import Synchronization
 
 /// Limits and policies of the student service.
 public struct ServiceOptions: Sendable {
-    /// Live sessions kept in memory (about 50 KiB each after 20 swipes on the college catalog).
+    /// Live sessions kept in memory (O(swipes) each: ~19 KB after 40 swipes on any catalog size,
+    /// the resolved students' per-item arrays being in the engine's own bounded cache).
     public var cacheCapacity = 2_000
     /// The fewest events between two stored snapshots (fewer served decks to replay on a
     /// cache miss). See `snapshotSpacing` for long histories.
@@ -103,7 +104,7 @@ final class StudentService<M: ServableMatcher>: Sendable {
     let summaryJSON: SummaryJSON
     let store: any StudentStore
     let options: ServiceOptions
-    let cache: LRUCache<LiveStudent<M>>
+    let cache: LRUCache<String, LiveStudent<M>>
     /// Per-student locks, shared with the services of earlier catalog versions still finishing
     /// their requests.
     let locks: KeyedLock

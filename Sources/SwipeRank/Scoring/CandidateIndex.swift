@@ -1,0 +1,129 @@
+import Foundation
+import SwipeRankNumerics
+
+/// What a large catalog's deck retrieval needs to know of a matcher's relative terms: they are
+/// one term, `GeoBand.distanceFit` of the distance from the student's home (0 everywhere
+/// without a home, 0 for an item without a location), so beyond 2.5 × the preferred distance
+/// it is exactly −1. Then the items far from home score by their features alone plus one
+/// constant, which the engine's `CandidateIndex` bounds per block, and the near ones are few
+/// enough to score one by one.
+public struct DistanceTermShape: Sendable, Hashable {
+    /// The student's home, or nil (the term is 0 for every item).
+    public var home: GeoPoint?
+    /// The preferred maximum distance p in miles (the term's scale).
+    public var preferredMiles: Double
+
+    /// Creates a shape.
+    ///
+    /// - Parameters:
+    ///   - home: The student's home, or nil.
+    ///   - preferredMiles: The preferred maximum distance, > 0.
+    public init(home: GeoPoint?, preferredMiles: Double) {
+        self.home = home
+        self.preferredMiles = preferredMiles
+    }
+}
+
+/// The engine's index over a large catalog (`SwipeEngine.candidateIndexThreshold`), shared by
+/// every session and by the engines derived from one (`withPopulation(_:)`, `withFactors(_:)`,
+/// `reconfigured(_:)`): the feature blocks (`LinearBlockIndex`) that bound any linear score,
+/// and a latitude/longitude grid of the item locations that lists the items near a home.
+///
+/// A deck with it (`SwipeSession.usesCandidateIndex`) scores the items within the distance
+/// where the distance term still varies one by one, from the grid, and finds the best far
+/// items by the blocks' bounds: the same cards, in the same order, with bit-identical scores
+/// as the full scan, at a cost that grows with the items near home and the blocks visited
+/// instead of with N.
+final class CandidateIndex: Sendable {
+    let blocks: LinearBlockIndex
+    let grid: GeoGrid
+    /// Rows without a location: scored one by one (their distance term is 0, their band discovery).
+    let unlocatedRows: [Int]
+    /// The region code of each row by block position (empty without regions).
+    let regionCodesByPosition: [Int32]
+
+    init(catalog: Catalog, regions: RegionCodes) {
+        blocks = LinearBlockIndex(features: catalog.features)
+        grid = GeoGrid(locations: catalog.locations)
+        unlocatedRows = catalog.locations.indices.filter { catalog.locations[$0] == nil }
+        regionCodesByPosition = regions.codeOfRow.isEmpty ? [] : blocks.codes(regions.codeOfRow)
+    }
+
+    /// The distance beyond which an item is far: its distance term is exactly −1 (2.5 p and
+    /// beyond, with a margin for the Float arithmetic) and its band discovery.
+    static func farMiles(preferred: Double, expansion: Double) -> Float {
+        Float(max(2.6, expansion * 1.01) * preferred)
+    }
+}
+
+/// Item locations bucketed by latitude/longitude cell, for listing every item within some
+/// miles of a point without reading them all.
+struct GeoGrid: Sendable {
+    /// The cell side in degrees.
+    static let cellDegrees = 0.5
+    let latitudeCells: Int
+    let longitudeCells: Int
+    /// Rows grouped by cell.
+    let rows: [Int32]
+    /// Cell id → its rows' range in `rows`.
+    let ranges: [Int: Range<Int>]
+    let locatedCount: Int
+
+    init(locations: [GeoPoint?]) {
+        latitudeCells = Int((180 / Self.cellDegrees).rounded(.up))
+        longitudeCells = Int((360 / Self.cellDegrees).rounded(.up))
+        var keyed: [(cell: Int, row: Int)] = []
+        keyed.reserveCapacity(locations.count)
+        for (row, location) in locations.enumerated() {
+            guard let location else { continue }
+            keyed.append((Self.cell(latitude: location.latitude, longitude: location.longitude,
+                                    latitudeCells: latitudeCells, longitudeCells: longitudeCells), row))
+        }
+        keyed.sort { $0.cell < $1.cell || ($0.cell == $1.cell && $0.row < $1.row) }
+        var ranges: [Int: Range<Int>] = [:]
+        var start = 0
+        for i in keyed.indices where i + 1 == keyed.count || keyed[i + 1].cell != keyed[i].cell {
+            ranges[keyed[i].cell] = start..<(i + 1)
+            start = i + 1
+        }
+        rows = keyed.map { Int32($0.row) }
+        self.ranges = ranges
+        locatedCount = keyed.count
+    }
+
+    static func cell(latitude: Double, longitude: Double, latitudeCells: Int, longitudeCells: Int) -> Int {
+        let a = min(latitudeCells - 1, max(0, Int(((latitude + 90) / cellDegrees).rounded(.down))))
+        let o = ((Int(((longitude + 180) / cellDegrees).rounded(.down)) % longitudeCells) + longitudeCells) % longitudeCells
+        return a * longitudeCells + o
+    }
+
+    /// Calls `visit` with every located row within `miles` of `center` (and maybe some
+    /// farther: the caller filters by the exact distance), each once.
+    ///
+    /// - Complexity: O(cells covered + rows in them).
+    func forEachRow(within miles: Double, of center: GeoPoint, _ visit: (Int) -> Void) {
+        // An angular radius with a margin over the Float distances the caller compares with.
+        let r = (miles * 1.01 + 1) / GeoPoint.earthRadiusMiles
+        let φ = center.latitude * .pi / 180
+        guard r < .pi / 2 - abs(φ) - 1e-3 else {
+            // The cap reaches a pole or half the globe: every located row.
+            for row in rows { visit(Int(row)) }
+            return
+        }
+        let dλ = asin(min(1, sin(r) / cos(φ))) * 180 / .pi
+        let dφ = r * 180 / .pi
+        let a0 = max(0, Int(((center.latitude - dφ + 90) / Self.cellDegrees).rounded(.down)))
+        let a1 = min(latitudeCells - 1, Int(((center.latitude + dφ + 90) / Self.cellDegrees).rounded(.down)))
+        let o0 = Int(((center.longitude - dλ + 180) / Self.cellDegrees).rounded(.down))
+        let o1 = Int(((center.longitude + dλ + 180) / Self.cellDegrees).rounded(.down))
+        let lonRange = o1 - o0 + 1 >= longitudeCells ? 0..<longitudeCells : o0..<(o1 + 1)
+        guard a0 <= a1 else { return }
+        for a in a0...a1 {
+            for o in lonRange {
+                let wrapped = ((o % longitudeCells) + longitudeCells) % longitudeCells
+                guard let range = ranges[a * longitudeCells + wrapped] else { continue }
+                for i in range { visit(Int(rows[i])) }
+            }
+        }
+    }
+}

@@ -1,0 +1,294 @@
+// Exact top-k of a linear score over many rows without reading them all: rows grouped into
+// blocks of similar feature vectors, each block with its per-column minima and maxima, so no
+// row of a block can score above Σⱼ max(wⱼ·minⱼ, wⱼ·maxⱼ) (+ the block's largest offset). That
+// bound is computed in Float with the very operations, in the very order, that score a row
+// (0 + w₀x₀ + w₁x₁ + …), and Float multiplication by a fixed weight and Float addition are
+// monotone, so the bound is never below any row's Float score: no rounding slack is needed,
+// and a block whose bound equals the k-th best kept score is skipped when all its rows are
+// higher than that row (ties go to the lower row). Exact by construction.
+
+/// A catalog's rows grouped into blocks of similar feature vectors, with each block's
+/// per-column minima and maxima: an exact top-k of any linear score visits only the blocks
+/// whose bound can still beat the rows kept so far.
+///
+/// Blocks are the leaves of a k-d tree: a range of rows is split at the median of its widest
+/// column until it holds at most `blockSize` rows, so a block's rows agree on their categorical
+/// columns and lie close on the numeric ones, which keeps the bounds tight for any weights.
+/// Within a block the rows are in ascending order. The features are copied in block order
+/// (row-major, contiguous), so a visited block is read sequentially.
+///
+///     let index = LinearBlockIndex(features: catalog.features)
+///     var kept = BoundedTopList(capacity: 20)
+///     index.search(weights: w, constants: [], offsets: nil, into: &kept) { row in !served.contains(row) }
+public struct LinearBlockIndex: Sendable {
+    /// The rows indexed.
+    public let rowCount: Int
+    /// Feature columns per row.
+    public let dimension: Int
+    /// The row at each position; block b holds the positions `blockStarts[b] ..< blockStarts[b + 1]`.
+    public let rowAtPosition: [Int32]
+    let blockStarts: [Int]
+    /// The features in position order, row-major.
+    let values: [Float]
+    /// Per block, per column (blocks × dimension).
+    let minima: [Float]
+    let maxima: [Float]
+
+    /// The number of blocks.
+    public var blockCount: Int { blockStarts.count - 1 }
+
+    /// Groups the rows of a row-major feature matrix into blocks.
+    ///
+    /// - Parameters:
+    ///   - features: One row per item (finite values).
+    ///   - blockSize: The most rows per block, ≥ 1 (256: a block's bound costs d operations, its
+    ///     scan 256·d; measured at 10⁵ and 10⁶ items, see Benchmarks/Scale).
+    /// - Complexity: O(N log N × log(N / blockSize)) comparisons, O(N × d) memory.
+    public init(features: Matrix, blockSize: Int = 256) {
+        precondition(blockSize >= 1, "blockSize must be at least 1")
+        let n = features.rows, d = features.columns
+        rowCount = n
+        dimension = d
+        var order = Array(0..<n)
+        var starts: [Int] = []
+        features.withUnsafeBufferPointer { x in
+            order.withUnsafeMutableBufferPointer { order in
+                // Depth-first, lower half first, so the blocks come out in position order.
+                var stack: [Range<Int>] = n > 0 ? [0..<n] : []
+                while let range = stack.popLast() {
+                    var widest = -1
+                    var spread: Float = 0
+                    if range.count > blockSize {
+                        for c in 0..<d {
+                            var lo = Float.infinity, hi = -Float.infinity
+                            for p in range {
+                                let v = x[order[p] * d + c]
+                                lo = min(lo, v); hi = max(hi, v)
+                            }
+                            if hi - lo > spread { spread = hi - lo; widest = c }
+                        }
+                    }
+                    var slice = UnsafeMutableBufferPointer(rebasing: order[range])
+                    guard widest >= 0 else {
+                        // Small enough, or every row alike: ascending rows, cut into blocks.
+                        slice.sort()
+                        var start = range.lowerBound
+                        while start < range.upperBound {
+                            starts.append(start)
+                            start += blockSize
+                        }
+                        continue
+                    }
+                    let c = widest
+                    slice.sort { a, b in
+                        let va = x[a * d + c], vb = x[b * d + c]
+                        return va < vb || (va == vb && a < b)
+                    }
+                    let middle = range.lowerBound + range.count / 2
+                    stack.append(middle..<range.upperBound)
+                    stack.append(range.lowerBound..<middle)
+                }
+            }
+        }
+        starts.append(n)
+        blockStarts = starts
+        rowAtPosition = order.map { Int32($0) }
+        var values = [Float](repeating: 0, count: n * d)
+        var minima = [Float](repeating: .infinity, count: (starts.count - 1) * d)
+        var maxima = [Float](repeating: -.infinity, count: (starts.count - 1) * d)
+        for b in 0..<(starts.count - 1) {
+            for p in starts[b]..<starts[b + 1] {
+                let row = order[p]
+                for c in 0..<d {
+                    let v = features[row, c]
+                    values[p * d + c] = v
+                    minima[b * d + c] = min(minima[b * d + c], v)
+                    maxima[b * d + c] = max(maxima[b * d + c], v)
+                }
+            }
+        }
+        self.values = values
+        self.minima = minima
+        self.maxima = maxima
+    }
+
+    /// A per-row value laid out by position, with each block's largest: an additive term of
+    /// the score the search bounds per block (a population's item offsets).
+    ///
+    /// - Parameter perRow: One finite value per row.
+    /// - Returns: The values by position and the block maxima.
+    /// - Complexity: O(N).
+    public func column(_ perRow: [Float]) -> BlockColumn {
+        precondition(perRow.count == rowCount, "column: \(perRow.count) values for \(rowCount) rows")
+        let byPosition = rowAtPosition.map { perRow[Int($0)] }
+        let maxima = (0..<blockCount).map { b in byPosition[blockStarts[b]..<blockStarts[b + 1]].max() ?? -.infinity }
+        return BlockColumn(byPosition: byPosition, blockMaxima: maxima)
+    }
+
+    /// Per-row codes laid out by position (the region of each row, for a per-region bonus).
+    ///
+    /// - Parameter perRow: One code per row.
+    /// - Returns: The codes by position.
+    public func codes(_ perRow: [Int32]) -> [Int32] {
+        precondition(perRow.count == rowCount, "codes: \(perRow.count) codes for \(rowCount) rows")
+        return rowAtPosition.map { perRow[Int($0)] }
+    }
+
+    /// The score of one row as the in-order catalog scan computes it: `0 + Σⱼ wⱼ·xⱼ` in column
+    /// order, skipping zero weights (`Matrix.multiplyTransposedInOrder`).
+    ///
+    /// - Parameters:
+    ///   - features: The row-major features (the same matrix the index was built from).
+    ///   - row: The row.
+    ///   - weights: `dimension` weights.
+    /// - Returns: The score, bit-identical to the scan's.
+    /// - Complexity: O(d).
+    public static func dot(_ features: Matrix, row: Int, _ weights: [Float]) -> Float {
+        precondition(weights.count == features.columns && row >= 0 && row < features.rows, "dot: row or weights out of range")
+        return features.withUnsafeBufferPointer { x in
+            weights.withUnsafeBufferPointer { w in
+                let base = row * w.count
+                var sum: Float = 0
+                for j in 0..<w.count where w[j] != 0 { sum = sum + w[j] * x[base + j] }
+                return sum
+            }
+        }
+    }
+
+    /// Adds to `kept` the best rows by `dot + constants + offset (+ bonus)` among those
+    /// `accept` admits, visiting blocks best bound first and stopping at the first block that
+    /// cannot place a row in `kept`: afterwards `kept` holds exactly what it would hold had
+    /// every accepted row been inserted (ties to the lower row).
+    ///
+    /// A row's score is `0 + w₀x₀ + …` (zero weights skipped), then `+ c` for each constant in
+    /// order, then `+ offset` when `offsets` is given, then `+ bonus.amount` when the row's
+    /// code is eligible: bit-identical to a full pass doing the same additions.
+    ///
+    /// - Parameters:
+    ///   - weights: `dimension` finite weights.
+    ///   - constants: Values added to every row's score, in order.
+    ///   - offsets: A per-row additive term (`column(_:)`), or nil.
+    ///   - bonus: An amount added to rows whose code is eligible (`codes(_:)` by position,
+    ///     eligibility by code), or nil.
+    ///   - kept: The list to fill; may hold rows already (found elsewhere).
+    ///   - accept: Whether a row may be kept; asked only of rows whose score would enter `kept`.
+    /// - Returns: The number of blocks scanned (for tests and benchmarks).
+    /// - Complexity: O(B × d + B log B) for B blocks, plus d per row of each visited block.
+    @discardableResult
+    public func search(weights: [Float], constants: [Float], offsets: BlockColumn?,
+                       bonus: (amount: Float, codes: [Int32], eligible: [Bool])?,
+                       into kept: inout BoundedTopList, accept: (Int) -> Bool) -> Int {
+        precondition(weights.count == dimension, "search: \(weights.count) weights for \(dimension) columns")
+        let d = dimension, blocks = blockCount
+        guard blocks > 0, kept.capacity > 0 else { return 0 }
+        let active = (0..<d).filter { weights[$0] != 0 }
+        let bonusBound: Float = bonus.map { $0.amount > 0 && $0.eligible.contains(true) ? $0.amount : 0 } ?? 0
+        var bounds = [Float](repeating: 0, count: blocks)
+        minima.withUnsafeBufferPointer { lo in
+            maxima.withUnsafeBufferPointer { hi in
+                for b in 0..<blocks {
+                    var s: Float = 0
+                    for j in active {
+                        let w = weights[j]
+                        s = s + max(w * lo[b * d + j], w * hi[b * d + j])
+                    }
+                    for c in constants { s = s + c }
+                    if let offsets { s = s + offsets.blockMaxima[b] }
+                    // A negative bonus only lowers scores: the bound stays an upper bound.
+                    if bonusBound > 0 { s = s + bonusBound }
+                    bounds[b] = s
+                }
+            }
+        }
+        // Best bound first; among equal bounds, the block whose lowest row is lower.
+        let order = (0..<blocks).sorted { a, b in
+            bounds[a] > bounds[b] || (bounds[a] == bounds[b] && rowAtPosition[blockStarts[a]] < rowAtPosition[blockStarts[b]])
+        }
+        var scanned = 0
+        values.withUnsafeBufferPointer { x in
+            rowAtPosition.withUnsafeBufferPointer { rows in
+                for b in order {
+                    if kept.isFull {
+                        let (worst, worstRow) = kept.worst
+                        // Every later block has a bound no higher, and a lowest row no lower
+                        // when its bound is equal: none can place a row either.
+                        if bounds[b] < worst || (bounds[b] == worst && Int(rows[blockStarts[b]]) > worstRow) { break }
+                    }
+                    scanned += 1
+                    for p in blockStarts[b]..<blockStarts[b + 1] {
+                        var s: Float = 0
+                        let base = p * d
+                        for j in active { s = s + weights[j] * x[base + j] }
+                        for c in constants { s = s + c }
+                        if let offsets { s = s + offsets.byPosition[p] }
+                        if let bonus, bonus.eligible[Int(bonus.codes[p])] { s = s + bonus.amount }
+                        let row = Int(rows[p])
+                        guard kept.admits(score: s, row: row), accept(row) else { continue }
+                        kept.insert(score: s, row: row)
+                    }
+                }
+            }
+        }
+        return scanned
+    }
+}
+
+/// A per-row value in an index's position order, with each block's largest value.
+public struct BlockColumn: Sendable {
+    /// The values, by position.
+    public let byPosition: [Float]
+    /// Each block's largest value.
+    public let blockMaxima: [Float]
+}
+
+/// The best `capacity` (score, row) pairs seen so far, best first: higher score first, the
+/// lower row among equal scores (`TopKSelector`'s order). NaN scores are never kept.
+///
+/// A sorted array: a deck keeps a few dozen rows, and insertions are rare next to the
+/// comparisons with the worst kept entry that reject most rows.
+public struct BoundedTopList: Sendable {
+    /// The most entries kept.
+    public let capacity: Int
+    /// The kept scores and rows, best first.
+    public private(set) var scores: [Float] = []
+    /// The kept rows, best first.
+    public private(set) var rows: [Int] = []
+
+    /// Creates an empty list.
+    ///
+    /// - Parameter capacity: The most entries, ≥ 0.
+    public init(capacity: Int) {
+        precondition(capacity >= 0, "BoundedTopList needs a non-negative capacity")
+        self.capacity = capacity
+        scores.reserveCapacity(capacity)
+        rows.reserveCapacity(capacity)
+    }
+
+    /// Whether the list holds `capacity` entries.
+    public var isFull: Bool { rows.count >= capacity }
+
+    /// The worst kept entry (the list must not be empty).
+    public var worst: (score: Float, row: Int) { (scores[scores.count - 1], rows[rows.count - 1]) }
+
+    /// Whether (score, row) would enter the list.
+    @inline(__always)
+    public func admits(score: Float, row: Int) -> Bool {
+        guard !score.isNaN, capacity > 0 else { return false }
+        guard isFull else { return true }
+        let w = scores[scores.count - 1]
+        return score > w || (score == w && row < rows[rows.count - 1])
+    }
+
+    /// Inserts (score, row) in order, dropping the worst entry when full; nothing when it does
+    /// not rank (`admits(score:row:)`). A row must not be inserted twice.
+    ///
+    /// - Complexity: O(capacity).
+    public mutating func insert(score: Float, row: Int) {
+        guard admits(score: score, row: row) else { return }
+        if isFull { scores.removeLast(); rows.removeLast() }
+        var i = scores.count
+        while i > 0 && (scores[i - 1] < score || (scores[i - 1] == score && rows[i - 1] > row)) { i -= 1 }
+        scores.insert(score, at: i)
+        rows.insert(row, at: i)
+    }
+}

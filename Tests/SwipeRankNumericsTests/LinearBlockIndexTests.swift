@@ -1,0 +1,104 @@
+import Testing
+import SwipeRankNumerics
+
+/// `LinearBlockIndex.search`, the exact top-k of large catalogs' decks: whatever the weights,
+/// constants, offsets, bonus and rows left out, the list it fills must equal a brute-force
+/// pass scoring every admitted row with the same operations (scores bit for bit, ties to the
+/// lower row).
+@Suite("Linear block index")
+struct LinearBlockIndexTests {
+    /// The brute-force reference: every accepted row scored in the index's documented order.
+    static func reference(_ x: Matrix, weights: [Float], constants: [Float], offsets: [Float]?,
+                          bonus: (amount: Float, codes: [Int32], eligible: [Bool])?, seeded: [(Float, Int)],
+                          k: Int, accept: (Int) -> Bool) -> [(Float, Int)] {
+        var all = seeded
+        for row in 0..<x.rows where accept(row) {
+            var s: Float = 0
+            for j in 0..<x.columns where weights[j] != 0 { s = s + weights[j] * x[row, j] }
+            for c in constants { s = s + c }
+            if let offsets { s = s + offsets[row] }
+            if let bonus, bonus.eligible[Int(bonus.codes[row])] { s = s + bonus.amount }
+            all.append((s, row))
+        }
+        all.sort { $0.0 > $1.0 || ($0.0 == $1.0 && $0.1 < $1.1) }
+        return Array(all.prefix(k))
+    }
+
+    @Test("equals brute force: ties, negative and zero weights, equal columns, offsets, bonus, exclusions", arguments: 0..<240)
+    func againstBruteForce(seed: UInt64) {
+        var rng = SplitMix64(seed: 31_000 + seed)
+        let n = [0, 1, 5, 300, 2_000, 4_000][Int(seed % 6)]
+        let d = Int.random(in: 1...12, using: &rng)
+        // Half the seeds draw from a few values per column (one-hot-like, ties everywhere);
+        // one column in four is constant.
+        let palette: [Float] = [-1.5, 0, 0.25, 1, 2]
+        let constantColumn = (0..<d).map { _ in Int.random(in: 0..<4, using: &rng) == 0 }
+        var values: [Float] = []
+        for _ in 0..<n {
+            for j in 0..<d {
+                if constantColumn[j] { values.append(0.5) } else if seed % 2 == 0 {
+                    values.append(palette[Int.random(in: 0..<palette.count, using: &rng)])
+                } else {
+                    values.append(Float.random(in: -3...3, using: &rng))
+                }
+            }
+        }
+        let x = Matrix(rows: n, columns: d, elements: values)
+        let index = LinearBlockIndex(features: x, blockSize: [1, 7, 32, 256][Int(seed / 6 % 4)])
+        #expect(Set(index.rowAtPosition.map(Int.init)) == Set(0..<n) && index.rowAtPosition.count == n)
+        let offsetsPerRow: [Float]? = seed % 3 == 0 ? (0..<n).map { _ in Float(Int.random(in: -2...2, using: &rng)) / 4 } : nil
+        let offsets = offsetsPerRow.map { index.column($0) }
+        let codesPerRow: [Int32] = (0..<n).map { _ in Int32.random(in: 0..<4, using: &rng) }
+        let codes = index.codes(codesPerRow)
+        // Many weight vectors per index.
+        for trial in 0..<6 {
+            let weights: [Float] = (0..<d).map { _ in
+                switch Int.random(in: 0..<5, using: &rng) {
+                case 0: 0
+                case 1: Float(Int.random(in: -2...2, using: &rng))
+                default: Float.random(in: -2...2, using: &rng)
+                }
+            }
+            let constants: [Float] = trial % 2 == 0 ? [] : [Float.random(in: -1...1, using: &rng)]
+            let eligible = (0..<4).map { _ in Bool.random(using: &rng) }
+            let bonusAmount: Float = [0.75, -0.5, 0][trial % 3]
+            let excluded = Set((0..<(n / 5)).map { _ in Int.random(in: 0..<max(1, n), using: &rng) })
+            let k = [0, 1, 3, 10, 40, 5_000][Int.random(in: 0..<6, using: &rng)]
+            // Sometimes the list already holds rows found elsewhere (a deck's near rows), with
+            // scores that tie the far rows'.
+            let seededRows = Array(excluded.sorted().prefix(trial % 3 == 0 ? 5 : 0))
+            let seeded: [(Float, Int)] = seededRows.map { (Float(Int.random(in: -4...4, using: &rng)) / 2, $0) }
+            var kept = BoundedTopList(capacity: k)
+            for (s, row) in seeded { kept.insert(score: s, row: row) }
+            let bonus = (amount: bonusAmount, codes: codes, eligible: eligible)
+            index.search(weights: weights, constants: constants, offsets: offsets, bonus: bonus, into: &kept) { !excluded.contains($0) }
+            let expected = Self.reference(x, weights: weights, constants: constants, offsets: offsetsPerRow,
+                                          bonus: (bonusAmount, codesPerRow, eligible), seeded: seeded, k: k) { !excluded.contains($0) }
+            #expect(kept.rows == expected.map(\.1), "seed \(seed) trial \(trial) n \(n) d \(d) k \(k)")
+            #expect(kept.scores.map(\.bitPattern) == expected.map(\.0.bitPattern), "seed \(seed) trial \(trial): scores bit for bit")
+        }
+    }
+
+    @Test("a row's dot product is the in-order scan's, bit for bit", arguments: 0..<20)
+    func dotMatchesScan(seed: UInt64) {
+        var rng = SplitMix64(seed: 32_000 + seed)
+        let n = Int.random(in: 1...100, using: &rng), d = Int.random(in: 1...40, using: &rng)
+        let x = Matrix(rows: n, columns: d, elements: (0..<(n * d)).map { _ in Float.random(in: -3...3, using: &rng) })
+        let w: [Float] = (0..<d).map { _ in Bool.random(using: &rng) ? 0 : Float.random(in: -2...2, using: &rng) }
+        var scan: [Float] = []
+        x.transposed.multiplyTransposedInOrder(w, into: &scan)
+        for row in 0..<n { #expect(LinearBlockIndex.dot(x, row: row, w).bitPattern == scan[row].bitPattern) }
+    }
+
+    @Test("the search visits few blocks when the weights single out a corner")
+    func prunes() {
+        var rng = SplitMix64(seed: 33)
+        let n = 20_000, d = 6
+        let x = Matrix(rows: n, columns: d, elements: (0..<(n * d)).map { _ in Float.random(in: -3...3, using: &rng) })
+        let index = LinearBlockIndex(features: x)
+        var kept = BoundedTopList(capacity: 20)
+        let scanned = index.search(weights: [1, 0.5, 0, 0, 0, 0], constants: [], offsets: nil, bonus: nil, into: &kept) { _ in true }
+        #expect(kept.rows.count == 20)
+        #expect(scanned < index.blockCount / 4, "scanned \(scanned) of \(index.blockCount) blocks")
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+@testable import SwipeRank
+import SwipeRankEvaluation
+import SwipeRankNumerics
+
+/// The engine's candidate index (large catalogs): sessions served through it must deal exactly
+/// the decks of the full scan — the same cards in the same order, with the same match scores,
+/// probes, propensities and explanations — and so learn exactly the same, swipe after swipe.
+@Suite("Candidate index", .serialized)
+struct CandidateIndexTests {
+
+    /// One ~60,000-item catalog for the suite (building it is the slow part).
+    static let catalog: Catalog = {
+        // One item in 500 without a location: a discovery card scored one by one.
+        return try! SyntheticCatalog.catalog(items: 60_000, seed: 30, unlocatedEvery: 500)
+    }()
+
+    /// The same engine twice: with the index (the default threshold) and with the full scan.
+    static func engines(population: Bool, factors: Bool, configure: (inout EngineConfiguration) -> Void = { _ in })
+        -> (indexed: SwipeEngine<ItemMatcher>, scan: SwipeEngine<ItemMatcher>) {
+        var configuration = EngineConfiguration()
+        configure(&configuration)
+        let matcher = ItemMatcher(catalog: catalog, regionAttribute: "neighborhood")
+        var indexed = SwipeEngine(matcher: matcher, configuration: configuration)
+        var scan = SwipeEngine(matcher: matcher, configuration: configuration, candidateIndexThreshold: .max)
+        var rng = SplitMix64(seed: 77)
+        if population {
+            // Item effects on a coarse grid of values, so far items tie often.
+            let prior = PopulationPrior(catalogFingerprint: indexed.catalogFingerprint, featureCount: catalog.dimension, termNames: ["distance"],
+                                        weightShift: (0...catalog.dimension).map { _ in Double.random(in: -0.3...0.3, using: &rng) },
+                                        itemEffects: catalog.ids.map { _ in Double(Int.random(in: -3...3, using: &rng)) / 8 },
+                                        students: 100, swipes: 1_000, itemPrecision: 1, exposureWeight: 0.5,
+                                        exposureEffects: catalog.ids.map { _ in Double(Int.random(in: -2...2, using: &rng)) / 16 })
+            indexed = try! indexed.withPopulation(prior)
+            scan = try! scan.withPopulation(prior)
+        }
+        if factors {
+            let f = 3
+            let file = FactorModelFile(dimension: f, confidence: 4, dislikeConfidence: 2, regularization: 0.5, weight: 1,
+                                       itemIDs: Array(catalog.ids.prefix(500)),
+                                       itemFactors: (0..<500).map { _ in (0..<f).map { _ in Double.random(in: -1...1, using: &rng) } },
+                                       featureNames: catalog.columns.map(\.name),
+                                       featureEmbedding: catalog.columns.map { _ in (0..<f).map { _ in Double.random(in: -0.5...0.5, using: &rng) } })
+            indexed = try! indexed.withFactors(file)
+            scan = try! scan.withFactors(file)
+        }
+        #expect(indexed.hasCandidateIndex && !scan.hasCandidateIndex)
+        return (indexed, scan)
+    }
+
+    /// Plays `rounds` decks of `count` on both engines with the same swipes and compares every
+    /// deck, the served cards and the learned weights.
+    static func compare(_ engines: (indexed: SwipeEngine<ItemMatcher>, scan: SwipeEngine<ItemMatcher>), profile: ItemProfile,
+                        seed: UInt64, rounds: Int, count: Int = 10, expectIndexed: Bool = true) throws {
+        var a = try engines.indexed.session(studentID: "s", profile: profile, seed: seed)
+        var b = try engines.scan.session(studentID: "s", profile: profile, seed: seed)
+        #expect(a.usesCandidateIndex(student: a.student) == expectIndexed)
+        var rng = SplitMix64(seed: seed &* 31)
+        var swipe = 0
+        for round in 0..<rounds {
+            let deckA = a.deck(count: count), deckB = b.deck(count: count)
+            #expect(deckA == deckB, "seed \(seed) round \(round): decks differ\n\(deckA.ids)\n\(deckB.ids)")
+            guard deckA == deckB else { return }
+            // Play all cards but the last of every other deck (it stays open: the next deck repeats it).
+            let cards = deckA.open.map(\.recommendation) + deckA.dealt.recommendations
+            for (i, card) in cards.enumerated() where !(round % 2 == 1 && i == cards.count - 1) {
+                let like = Double(rng.next() % 1_000) / 1_000 < card.matchScore
+                let s = Swipe(swipeID: "w\(swipe)", cardID: card.item.id, action: like ? .like : .dislike, timestamp: Int64(swipe))
+                swipe += 1
+                let ra = try a.recordSwipe(s), rb = try b.recordSwipe(s)
+                #expect(ra == rb)
+            }
+            // Now and then an organic judgement of a card never served (near or far).
+            if round % 3 == 2 {
+                let row = Int(rng.next() % UInt64(catalog.count))
+                let s = Swipe(swipeID: "j\(round)", cardID: catalog.ids[row], action: .like, timestamp: Int64(swipe))
+                _ = try? a.recordJudgement(s, weight: 2)
+                _ = try? b.recordJudgement(s, weight: 2)
+            }
+        }
+        #expect(a.served == b.served)
+        #expect(a.model.mean == b.model.mean)
+        #expect(a.servedPerBand == b.servedPerBand)
+    }
+
+    static func homes(_ count: Int, seed: UInt64) -> [GeoPoint] {
+        var rng = SplitMix64(seed: seed)
+        var result: [GeoPoint] = []
+        while result.count < count {
+            if let home = catalog.locations[Int(rng.next() % UInt64(catalog.count))] { result.append(home) }
+        }
+        return result
+    }
+
+    @Test("students with a home: identical decks and learning with the index and with the full scan")
+    func withHome() throws {
+        let engines = Self.engines(population: false, factors: false)
+        for (i, home) in Self.homes(4, seed: 1).enumerated() {
+            let miles = [25.0, 5, 60, 500][i]
+            try Self.compare(engines, profile: ItemProfile(home: home, maxDistanceMiles: miles, preferences: ["price_level": -0.5]),
+                             seed: UInt64(i), rounds: 9)
+        }
+    }
+
+    @Test("students without a home, and with mixing off: identical decks")
+    func withoutHome() throws {
+        let engines = Self.engines(population: false, factors: false)
+        try Self.compare(engines, profile: ItemProfile(preferences: ["price_level": -0.5]), seed: 10, rounds: 9)
+        try Self.compare(engines, profile: ItemProfile(), seed: 11, rounds: 6)
+        let unmixed = Self.engines(population: false, factors: false) { $0.geographicMixing = false }
+        try Self.compare(unmixed, profile: ItemProfile(home: Self.homes(1, seed: 2)[0], maxDistanceMiles: 25), seed: 12, rounds: 6)
+    }
+
+    @Test("with a population prior (item and exposure effects) and with factors: identical decks")
+    func withPopulationAndFactors() throws {
+        let engines = Self.engines(population: true, factors: false)
+        for (i, home) in Self.homes(2, seed: 3).enumerated() {
+            try Self.compare(engines, profile: ItemProfile(home: home, maxDistanceMiles: 25), seed: 20 + UInt64(i), rounds: 8)
+        }
+        try Self.compare(engines, profile: ItemProfile(), seed: 22, rounds: 6)
+        // With factors the first deck takes the index, later ones (evidence) the scan.
+        let withFactors = Self.engines(population: true, factors: true)
+        try Self.compare(withFactors, profile: ItemProfile(home: Self.homes(1, seed: 4)[0], maxDistanceMiles: 25), seed: 23, rounds: 4)
+    }
+
+    @Test("boundary probes keep the full scan")
+    func boundaryProbesScan() throws {
+        let engines = Self.engines(population: false, factors: false) { $0.probeCandidates = .boundary }
+        try Self.compare(engines, profile: ItemProfile(home: Self.homes(1, seed: 5)[0], maxDistanceMiles: 25), seed: 30, rounds: 2,
+                         expectIndexed: false)
+    }
+
+    @Test("the grid lists every item within the distance")
+    func gridIsComplete() {
+        let grid = GeoGrid(locations: Self.catalog.locations)
+        var rng = SplitMix64(seed: 6)
+        var distances: [Float] = []
+        for home in Self.homes(6, seed: 7) + [try! GeoPoint(latitude: 89.5, longitude: 179.9), try! GeoPoint(latitude: 0, longitude: -179.99)] {
+            let miles = [1.0, 30, 300, 3_000][Int(rng.next() % 4)]
+            Self.catalog.distancesMiles(from: home, into: &distances)
+            var listed = Set<Int>()
+            grid.forEachRow(within: miles, of: home) { listed.insert($0) }
+            let within = Set(distances.indices.filter { distances[$0] <= Float(miles) })
+            #expect(within.isSubset(of: listed), "home \(home) within \(miles) miles")
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Testing
+@testable import SwipeRank
+import SwipeRankNumerics
+
+@Suite("Grades by quantile and varied explanations")
+struct GradeScaleTests {
+    /// The reference: the share of the sample scoring at least `x`, then the grade whose
+    /// cumulative share covers it, computed by sorting and counting.
+    static func referenceGrade(_ x: Double, sample: [Double]) -> Grade {
+        let sorted = sample.sorted(by: >)
+        for (grade, percent) in GradeScale.cumulativePercent {
+            let position = Int((Double(percent) * Double(sorted.count) / 100).rounded(.up))
+            if position >= 1, x >= sorted[min(position, sorted.count) - 1] { return grade }
+        }
+        return .F
+    }
+
+    @Test("the quantile rule against a reference computed by sorting", arguments: [1, 3, 10, 97, 1024])
+    func quantiles(count: Int) {
+        var rng = SplitMix64(seed: UInt64(count))
+        let sample = (0..<count).map { _ in (Double(rng.next() % 10_000) / 10_000) }
+        let scale = GradeScale(sampleMatchScores: sample.shuffled(using: &rng))
+        for x in sample + [0, 1, 0.5] { #expect(scale.grade(matchScore: x) == Self.referenceGrade(x, sample: sample)) }
+        // On distinct scores the shares are exact.
+        let distinct = (0..<1000).map { Double($0) / 1000 }
+        let grades = Dictionary(grouping: distinct, by: { GradeScale(sampleMatchScores: distinct).grade(matchScore: $0) }).mapValues(\.count)
+        var expected: [Grade: Int] = [:], above = 0
+        for (grade, percent) in GradeScale.cumulativePercent {
+            expected[grade] = percent * 10 - above
+            above = percent * 10
+        }
+        expected[.F] = 1000 - above
+        #expect(grades == expected)
+    }
+
+    @Test("the sample: every row of a small catalog, 1,024 evenly spaced rows of a large one")
+    func sample() {
+        #expect(GradeScale.sampleRows(catalogCount: 5) == [0, 1, 2, 3, 4])
+        let rows = GradeScale.sampleRows(catalogCount: 2294)
+        #expect(rows.count == 1024 && Set(rows).count == 1024 && rows.first == 0 && rows.last! < 2294 && rows == rows.sorted())
+        #expect(GradeScale.sampleRows(catalogCount: 0).isEmpty)
+    }
+
+    @Test("a scale scored row by row equals one read from the full scores")
+    func scoredSample() throws {
+        let matcher = Fixtures.matcher
+        let student = try matcher.student(Fixtures.bostonStudent)
+        let weights = matcher.coldStartWeights(for: student)
+        var raw: [Float] = []
+        matcher.catalog.scores(weights: weights, terms: student.terms, into: &raw)
+        let scored = matcher.gradeScale(student: student, weights: weights)
+        let read = matcher.gradeScale(raw: raw, matchOffsets: nil)
+        for (a, b) in zip(scored.thresholds, read.thresholds) { #expect(abs(a - b) <= 0.0002) }
+    }
+
+    @Test("a seeded 40-card session on the shipped schools: at least 3 grades, monotone in the match score")
+    func gradesSeparateCards() throws {
+        let engine = SwipeEngine(matcher: Fixtures.matcher)
+        var session = try engine.session(studentID: "g", profile: Fixtures.bostonStudent, seed: 7)
+        var cards: [Recommendation] = []
+        for deck in 0..<4 {
+            let dealt = session.recommendations(count: 10).recommendations
+            cards += dealt
+            for (i, card) in dealt.enumerated() {
+                _ = try session.recordSwipe(Swipe(swipeID: "w\(deck)-\(i)", cardID: card.item.id, action: i % 3 == 0 ? .dislike : .like,
+                                                  timestamp: Int64(deck * 10 + i)))
+            }
+        }
+        #expect(cards.count == 40)
+        #expect(Set(cards.map(\.grade)).count >= 3, "\(cards.map(\.grade.rawValue))")
+        // Within one deck (one scale), a higher match score never has a worse grade.
+        let order: [Grade] = [.A, .B, .C, .D, .F]
+        for deck in 0..<4 {
+            let slice = cards[(deck * 10)..<(deck * 10 + 10)]
+            for a in slice { for b in slice where a.matchScore > b.matchScore {
+                #expect(order.firstIndex(of: a.grade)! <= order.firstIndex(of: b.grade)!)
+            } }
+        }
+    }
+
+    @Test("variety: a sentence on more than a third of a deck only as a top reason; tops kept")
+    func variety() {
+        // Six cards that would all say "Public university" second and "Close to home (n mi)" third.
+        let shown = (0..<6).map { ["Top \($0)", "Public university", "Close to home (\($0 * 7) mi)"] }
+        // Alternatives named by letters: sentences that differ only in numbers count as one.
+        let letters = ["a", "b", "c", "d", "e", "f"]
+        let more = (0..<6).map { ["Top \($0)", "Public university", "Close to home (\($0 * 7) mi)", "Extra \(letters[$0 % 2])",
+                                  "Other \(letters[$0])"] }
+        let varied = ExplanationVariety.vary(shown: shown, candidates: more)
+        #expect(varied.map(\.first) == shown.map(\.first))
+        #expect(varied.map(\.count) == shown.map(\.count))
+        var uses: [String: Int] = [:]
+        for reasons in varied { for s in reasons.dropFirst() { uses[ExplanationVariety.key(s), default: 0] += 1 } }
+        #expect(uses.values.allSatisfy { $0 <= 2 }, "\(uses)")  // ⌊6/3⌋
+        // A sentence that is many cards' top reason stays their top reason.
+        let tops = (0..<6).map { _ in ["Within your budget ($1/yr)", "B"] }
+        #expect(ExplanationVariety.vary(shown: tops, candidates: tops).map(\.first) == tops.map(\.first))
+        #expect(ExplanationVariety.key("Close to home (1,234 mi)") == ExplanationVariety.key("Close to home (7 mi)"))
+    }
+
+    @Test("a served deck of the shipped schools obeys the variety rule")
+    func deckVariety() throws {
+        let engine = SwipeEngine(matcher: Fixtures.matcher)
+        var session = try engine.session(studentID: "v", profile: Fixtures.bostonStudent, seed: 7)
+        let deck = session.recommendations(count: 12).recommendations
+        var onCards: [String: Int] = [:], asTop: [String: Int] = [:]
+        for card in deck {
+            for s in Set(card.explanations.map(ExplanationVariety.key)) { onCards[s, default: 0] += 1 }
+            if let top = card.explanations.first { asTop[ExplanationVariety.key(top), default: 0] += 1 }
+        }
+        for (sentence, count) in onCards where count > deck.count / 3 {
+            #expect(asTop[sentence] == count, "\(sentence) on \(count) cards, top on \(asTop[sentence] ?? 0)")
+        }
+    }
+}
