@@ -9,8 +9,49 @@ import SwipeRankStore
 struct CatalogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "catalog",
-        abstract: "Compare catalog versions and import a new one into a running service's store.",
-        subcommands: [CatalogDiff.self, CatalogImport.self])
+        abstract: "Compare catalog versions, import a new one into a running service's store, build a catalog cache.",
+        subcommands: [CatalogDiff.self, CatalogImport.self, CatalogBuild.self])
+}
+
+/// `swiperank catalog build`: writes the binary catalog cache `serve --catalog-cache` starts
+/// from, ahead of the first start (or in a deploy step, so no instance parses the CSV).
+struct CatalogBuild: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "build",
+        abstract: "Write the binary catalog cache of an item catalog (for serve --catalog-cache).",
+        discussion: """
+        The cache holds the built catalog (ids, names, attributes, locations, the feature matrix), keyed by the CSV's \
+        size and content hash and the schema, with a checksum over the file: `serve --schema S --catalog C \
+        --catalog-cache FILE` then starts without parsing the CSV. Written atomically (a temporary file, then a rename). \
+        Format: docs/operations.md, "Catalog cache".
+        """)
+
+    @Option(help: "The item CSV.")
+    var catalog: String
+
+    @Option(help: "The JSON item schema.")
+    var schema: String
+
+    @Option(help: "The cache file to write.")
+    var output: String
+
+    func run() throws {
+        let report: String
+        do { report = try build() } catch { throw CLIError(error.description) }
+        print(report)
+    }
+
+    /// Builds and writes the cache; returns the line to print.
+    func build() throws(DataError) -> String {
+        let started = ContinuousClock.now
+        let itemSchema = try ItemSchema.load(contentsOfFile: ShippedData.resolve(schema))
+        let csvPath = ShippedData.resolve(catalog)
+        let key = try CatalogCache.Key(catalogFile: csvPath, schema: itemSchema)
+        let built = try Catalog(table: CSVTable(contentsOfFile: csvPath), schema: itemSchema)
+        try CatalogCache.write(built, key: key, to: output)
+        let size = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
+        return "\(output): \(built.count) items × \(built.dimension) features, \(size) bytes (\(ContinuousClock.now - started))"
+    }
 }
 
 /// Where the store is, for the catalog commands.

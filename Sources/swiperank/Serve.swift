@@ -103,8 +103,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Origins browser apps may call from, comma-separated (https://app.example.com), or * for any (env SWIPERANK_CORS_ORIGINS; default none: same-origin only).")
     var corsOrigins: String?
 
-    @Option(help: "A JSON file naming more catalogs to serve, each under /catalogs/<name>/ (env SWIPERANK_CATALOGS): {\"restaurants\": {\"schema\": \"…\", \"catalog\": \"…\", \"region_attribute\": \"…\"}, \"colleges\": {\"catalog\": \"…\", \"majors\": \"…\"}}; optional population_prior, factors, term_basis. Each student has one learned state per catalog.")
+    @Option(help: "A JSON file naming more catalogs to serve, each under /catalogs/<name>/ (env SWIPERANK_CATALOGS): {\"restaurants\": {\"schema\": \"…\", \"catalog\": \"…\", \"region_attribute\": \"…\"}, \"colleges\": {\"catalog\": \"…\", \"majors\": \"…\"}}; optional population_prior, factors, term_basis, catalog_cache (with a schema; see --catalog-cache). Each student has one learned state per catalog.")
     var catalogs: String?
+
+    @Option(help: "With --schema: a binary catalog cache file (env SWIPERANK_CATALOG_CACHE). Read at start when it was built from this CSV and schema (no CSV parsing: a million items start in about a second); else the catalog is built from the CSV and the file written for the next start. A file that is not a cache, is truncated or fails its checksum stops the start. `swiperank catalog build` writes one ahead.")
+    var catalogCache: String?
 
     @Option(help: "on: at start, walk every stored student and migrate those stored under another catalog or model, one at a time in the background; off: each is migrated on its first request (env SWIPERANK_MIGRATION_SWEEP; default on).")
     var migrationSweep: String?
@@ -223,7 +226,7 @@ struct Serve: AsyncParsableCommand {
         }
         // Every catalog is loaded before the store is opened: a bad catalog path must not leave a
         // new, empty database file behind.
-        let catalogs = try loadCatalogs()
+        let catalogs = try loadCatalogs(logger: logger)
         let storeName = store ?? env["SWIPERANK_STORE"] ?? "sqlite"
         let path = database ?? env["SWIPERANK_DATABASE"] ?? "swiperank.sqlite"
         do {
@@ -244,13 +247,17 @@ struct Serve: AsyncParsableCommand {
     }
 
     /// The default catalog (the command line's) and the others (`--catalogs`), built.
-    func loadCatalogs() throws -> (CatalogSpec.Built, [ServedCatalog]) {
+    func loadCatalogs(logger: Logger) throws -> (CatalogSpec.Built, [ServedCatalog]) {
         let env = ProcessInfo.processInfo.environment
         do {
             var spec = CatalogSpec(schema: catalogOptions.schema, catalog: catalogOptions.catalog, majors: catalogOptions.majors,
                                    regionAttribute: catalogOptions.regionAttribute, termBasis: try catalogOptions.resolvedTermBasis(),
                                    populationPrior: populationPrior ?? env["SWIPERANK_POPULATION_PRIOR"],
                                    factors: factors ?? env["SWIPERANK_FACTORS"])
+            spec.catalogCache = catalogCache ?? env["SWIPERANK_CATALOG_CACHE"]
+            if spec.catalogCache != nil && spec.schema == nil {
+                throw ValidationError("--catalog-cache needs --schema (the school catalog starts from its CSV)")
+            }
             let mib = try studentCacheMib ?? Self.int(env["SWIPERANK_STUDENT_CACHE_MIB"], "SWIPERANK_STUDENT_CACHE_MIB") ?? 256
             guard (1...1_048_576).contains(mib) else { throw CLIError("--student-cache-mib must be in 1…1048576, got \(mib)") }
             spec.studentCacheBytes = mib << 20
@@ -258,9 +265,9 @@ struct Serve: AsyncParsableCommand {
             let served = try others.sorted { $0.key < $1.key }.map { name, spec in
                 var spec = spec
                 spec.studentCacheBytes = mib << 20
-                return try spec.served(name: name)
+                return try spec.served(name: name, logger: logger)
             }
-            return (try spec.build(), served)
+            return (try spec.build(logger: logger), served)
         } catch let error as DataError {
             throw CLIError(error.description)
         } catch let error as ServedCatalog.NameError {
@@ -328,13 +335,15 @@ struct CatalogSpec: Decodable, Sendable {
     var termBasis: SchoolTermBasis?
     var populationPrior: String?
     var factors: String?
+    /// A binary catalog cache for an item catalog (`CatalogCache`).
+    var catalogCache: String?
     /// The engine's student cache budget (`--student-cache-mib`, one budget per catalog; not
     /// part of a `--catalogs` file).
     var studentCacheBytes = SwipeEngine<ItemMatcher>.defaultStudentCacheBytes
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case schema, catalog, majors, regionAttribute = "region_attribute", termBasis = "term_basis"
-        case populationPrior = "population_prior", factors
+        case populationPrior = "population_prior", factors, catalogCache = "catalog_cache"
     }
 
     init(schema: String?, catalog: String, majors: String?, regionAttribute: String?, termBasis: SchoolTermBasis?,
@@ -353,6 +362,10 @@ struct CatalogSpec: Decodable, Sendable {
         termBasis = try c.decodeIfPresent(SchoolTermBasis.self, forKey: .termBasis)
         populationPrior = try c.decodeIfPresent(String.self, forKey: .populationPrior)
         factors = try c.decodeIfPresent(String.self, forKey: .factors)
+        catalogCache = try c.decodeIfPresent(String.self, forKey: .catalogCache)
+        if catalogCache != nil && schema == nil {
+            throw DecodingError.dataCorruptedError(forKey: .catalogCache, in: c, debugDescription: "catalog_cache needs a schema (the school catalog starts from its CSV)")
+        }
     }
 
     /// The `--catalogs` file: name → catalog (strict JSON: errors name line:column or the key).
@@ -374,7 +387,7 @@ struct CatalogSpec: Decodable, Sendable {
     /// item API rebuilds it with: the same for the file at start and for every later version (a
     /// prior is tied to the catalog it was fitted on, so an edit of features is refused while
     /// one is loaded; factors follow items by id).
-    func build() throws -> Built {
+    func build(logger: Logger = Logger(label: "swiperank")) throws -> Built {
         let prior = try populationPrior.map(readPopulationPrior)
         let factorFile = try factors.map(readFactorFile)
         let (priorPath, factorsPath) = (populationPrior, factors)
@@ -389,20 +402,47 @@ struct CatalogSpec: Decodable, Sendable {
             if let factorFile { do { engine = try engine.withFactors(factorFile) } catch { throw named(factorsPath, error) } }
             return engine
         }
-        let table = try CSVTable(contentsOfFile: ShippedData.resolve(catalog))
+        let csvPath = ShippedData.resolve(catalog)
         if let schema {
             let itemSchema = try ItemSchema.load(contentsOfFile: ShippedData.resolve(schema))
             let (region, path) = (regionAttribute, catalog)
-            let make: @Sendable (CSVTable) throws -> SwipeEngine<ItemMatcher> = { table in
-                let catalog = try Catalog(table: table, schema: itemSchema)
+            let engine: @Sendable (Catalog) throws -> SwipeEngine<ItemMatcher> = { catalog in
                 if let region, catalog.textAttribute(named: region) == nil {
                     throw DataError(.invalidValue, source: "region attribute", field: "region_attribute",
                                     detail: "region attribute \"\(region)\" is not a text attribute of \(path) (has: \(catalog.textAttributeNames.joined(separator: ", ")))")
                 }
                 return try finish(SwipeEngine(matcher: ItemMatcher(catalog: catalog, regionAttribute: region), studentCacheBytes: cacheBytes))
             }
-            return .items(try make(table), CatalogSource(base: table, idColumn: itemSchema.idColumn, makeEngine: make))
+            let make: @Sendable (CSVTable) throws -> SwipeEngine<ItemMatcher> = { table in
+                try engine(try Catalog(table: table, schema: itemSchema))
+            }
+            guard let cachePath = catalogCache else {
+                let table = try CSVTable(contentsOfFile: csvPath)
+                return .items(try make(table), CatalogSource(base: table, idColumn: itemSchema.idColumn, makeEngine: make))
+            }
+            let started = ContinuousClock.now
+            let (catalog, origin, key) = try CatalogCache.load(catalogFile: csvPath, schema: itemSchema, cachePath: cachePath)
+            let elapsed = ContinuousClock.now - started
+            switch origin {
+            case .cache:
+                logger.info("catalog loaded from its cache", metadata: ["cache": "\(cachePath)", "items": "\(catalog.count)", "duration": "\(elapsed)"])
+            case let .rebuilt(reason):
+                logger.notice("catalog built from its CSV, cache written", metadata: ["cache": "\(cachePath)", "reason": "\(reason)",
+                                                                                   "items": "\(catalog.count)", "duration": "\(elapsed)"])
+            }
+            // The item API's base table is parsed on its first use, not at start, and only if the
+            // file is still the one the catalog was built from.
+            let source = CatalogSource(idColumn: itemSchema.idColumn, makeEngine: make) {
+                let table = try CSVTable(contentsOfFile: csvPath)
+                guard try CatalogCache.Key(catalogFile: csvPath, schema: itemSchema) == key else {
+                    throw DataError(.invalidValue, source: csvPath,
+                                    detail: "\(csvPath): the catalog file changed since the service started; restart the service to serve it, or import it with `swiperank catalog import`")
+                }
+                return table
+            }
+            return .items(try engine(catalog), source)
         }
+        let table = try CSVTable(contentsOfFile: csvPath)
         let majorsTable = try CSVTable(contentsOfFile: ShippedData.resolve(majors ?? "datasets/school_majors.csv"))
         let basis = termBasis ?? .standard
         let make: @Sendable (CSVTable) throws -> SwipeEngine<SchoolMatcher> = { table in
@@ -414,8 +454,8 @@ struct CatalogSpec: Decodable, Sendable {
     }
 
     /// This catalog served under `/catalogs/<name>/`.
-    func served(name: String) throws -> ServedCatalog {
-        switch try build() {
+    func served(name: String, logger: Logger = Logger(label: "swiperank")) throws -> ServedCatalog {
+        switch try build(logger: logger) {
         case let .schools(engine, source): return try ServedCatalog(name: name, engine: engine, source: source)
         case let .items(engine, source): return try ServedCatalog(name: name, engine: engine, source: source)
         }

@@ -3,6 +3,7 @@ import HTTPTypes
 import SwipeRank
 @testable import SwipeRankServer
 import SwipeRankStore
+import Synchronization
 import Testing
 
 /// Issue 29, part 2: operators add, change and delete items while the service runs.
@@ -27,7 +28,8 @@ struct ItemRouteTests {
 
     /// A school row of the shipped file as a JSON object, under another id and name.
     static func newSchool(_ id: String, name: String) -> String {
-        let header = source.base.header, row = source.base.rows[0].fields
+        let base = try! source.base()
+        let header = base.header, row = base.rows[0].fields
         var fields: [String: Any] = [:]
         for (k, v) in zip(header, row) { fields[k] = v }
         fields["unitid"] = id
@@ -57,13 +59,38 @@ struct ItemRouteTests {
         }
     }
 
+    @Test("a source read on first use: not at start, once on the first item request, its error a 500")
+    func lazyBase() async throws {
+        let reads = Mutex(0)
+        let plain = Self.source
+        let lazy = CatalogSource<SchoolMatcher>(idColumn: "unitid", makeEngine: plain.makeEngine) {
+            reads.withLock { $0 += 1 }
+            return try plain.base()
+        }
+        #expect(!lazy.isBaseLoaded)
+        try await Harness(store: MemoryStore(), catalog: lazy, configure: { $0.operatorKey = Self.key }).run { c in
+            #expect(reads.withLock { $0 } == 0)
+            let ok = try await op(c, .get, "/items/100654/fields")
+            #expect(ok.status == .ok && (ok.json["fields"] as? [String: String])?["name"] == "Alabama A & M University")
+            #expect(try await op(c, .get, "/items/100663/fields").status == .ok)
+            #expect(reads.withLock { $0 } == 1)
+        }
+        let failing = CatalogSource<SchoolMatcher>(idColumn: "unitid", makeEngine: plain.makeEngine) {
+            throw DataError(.invalidValue, source: "schools.csv", detail: "the catalog file changed since the service started")
+        }
+        try await Harness(store: MemoryStore(), catalog: failing, configure: { $0.operatorKey = Self.key }).run { c in
+            let reply = try await op(c, .get, "/items/100654/fields")
+            #expect(reply.status == .internalServerError)
+        }
+    }
+
     @Test("add, change, delete: served at once, stored, and still there after a restart")
     func editsPersist() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-items-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("db.sqlite").path
-        let count = Self.source.base.rows.count
+        let count = try Self.source.base().rows.count
         let swiped = Box<String>("")
         try await harness(try SQLiteStore(path: path)).run { c in
             // A student who swiped a school that is about to be deleted.
@@ -194,7 +221,7 @@ struct ItemRouteTests {
                                     termNames: base.matcher.termNames, weightShift: [Double](repeating: 0, count: base.modelDimension),
                                     itemEffects: [Double](repeating: 0, count: catalog.count), students: 1, swipes: 1, itemPrecision: 5)
         let plain = Self.source
-        let source = CatalogSource<SchoolMatcher>(base: plain.base, idColumn: "unitid") { table in
+        let source = CatalogSource<SchoolMatcher>(base: try plain.base(), idColumn: "unitid") { table in
             try plain.makeEngine(table).withPopulation(prior)
         }
         let store = MemoryStore()

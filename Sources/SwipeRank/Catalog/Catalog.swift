@@ -45,8 +45,14 @@ public struct Catalog: Sendable {
     let unitX: [Float], unitY: [Float], unitZ: [Float]
     private let rowByID: [String: Int]
     // Every item's summary, built once: a card is served with one, and building it per card
-    // (a dictionary of every attribute) was a tenth of a batch's instructions.
-    private let summaries: [ItemSummary]
+    // (a dictionary of every attribute) was a tenth of a batch's instructions. Nil above
+    // `eagerSummaryLimit` items, where the dictionaries would be most of the process's memory
+    // (about 1 KiB an item): a summary is then built per card.
+    private let summaries: [ItemSummary]?
+
+    /// The most items whose summaries are built with the catalog; larger catalogs build each
+    /// summary when asked (same value, built per card).
+    package static let eagerSummaryLimit = 100_000
 
     /// The number of items.
     public var count: Int { ids.count }
@@ -89,7 +95,6 @@ public struct Catalog: Sendable {
     ///   category not in the schema, or an empty required value.
     /// - Complexity: O(N × d).
     public init(table: CSVTable, schema: ItemSchema, external: [ExternalFeature] = []) throws(DataError) {
-        source = table.source
         let idColumn = try table.column(named: schema.idColumn)
         let nameColumn = try table.column(named: schema.nameColumn)
         var ids: [String] = [], names: [String] = [], rowByID: [String: Int] = [:]
@@ -107,10 +112,6 @@ public struct Catalog: Sendable {
             ids.append(id)
             names.append(row[nameColumn])
         }
-        self.ids = ids
-        self.names = names
-        self.rowByID = rowByID
-
         // Locations.
         var locations = [GeoPoint?](repeating: nil, count: ids.count)
         if let (latName, lonName) = schema.coordinateColumns {
@@ -134,26 +135,12 @@ public struct Catalog: Sendable {
                 }
             }
         }
-        self.locations = locations
-        var ux = [Float](), uy = [Float](), uz = [Float]()
-        for location in locations {
-            if let (x, y, z) = location?.unitVector {
-                ux.append(Float(x)); uy.append(Float(y)); uz.append(Float(z))
-            } else {
-                ux.append(.nan); uy.append(.nan); uz.append(.nan)
-            }
-        }
-        unitX = ux; unitY = uy; unitZ = uz
-
         // Raw attributes.
-        textAttributeNames = schema.textAttributes
         var texts: [[String]] = []
         for name in schema.textAttributes {
             let c = try table.column(named: name)
             texts.append(table.rows.map { $0[c] })
         }
-        textValues = texts
-        numericAttributeNames = schema.numericAttributes
         var numbers: [[Double?]] = []
         for name in schema.numericAttributes {
             let c = try table.column(named: name)
@@ -162,8 +149,6 @@ public struct Catalog: Sendable {
             for row in table.rows { values.append(try table.number(row: row, column: c)) }
             numbers.append(values)
         }
-        numericValues = numbers
-
         // Feature columns, built column by column, then interleaved into the row-major matrix.
         var columnValues: [[Float]] = []
         var columns: [FeatureColumn] = []
@@ -192,6 +177,67 @@ public struct Catalog: Sendable {
                 throw DataError(.nonFinite, source: table.source, field: column.name, detail: detail)
             }
         }
+        let n = ids.count, d = columns.count
+        var elements = ContiguousArray<Float>(repeating: 0, count: n * d)
+        for (c, values) in columnValues.enumerated() {
+            for r in 0..<n { elements[r * d + c] = values[r] }
+        }
+        self.init(source: table.source, ids: ids, rowByID: rowByID, names: names, locations: locations,
+                  textAttributeNames: schema.textAttributes, textValues: texts,
+                  numericAttributeNames: schema.numericAttributes, numericValues: numbers,
+                  features: Matrix(rows: n, columns: d, elements: elements), columns: columns)
+    }
+
+    /// Builds a catalog from its parts, as `init(table:schema:external:)` derived them: what
+    /// the catalog cache stores, so a cached start parses no CSV and yields the same catalog.
+    ///
+    /// - Throws: `DataError` `.duplicateID` or `.invalidValue` (naming `source`) when the parts
+    ///   do not fit together: an id twice, or arrays of different lengths.
+    /// - Complexity: O(N × d).
+    init(source: String, ids: [String], names: [String], locations: [GeoPoint?], textAttributeNames: [String],
+         textValues: [[String]], numericAttributeNames: [String], numericValues: [[Double?]], features: Matrix,
+         columns: [FeatureColumn]) throws(DataError) {
+        let n = ids.count
+        guard names.count == n, locations.count == n, textValues.count == textAttributeNames.count,
+              textValues.allSatisfy({ $0.count == n }), numericValues.count == numericAttributeNames.count,
+              numericValues.allSatisfy({ $0.count == n }), features.rows == n, features.columns == columns.count else {
+            throw DataError(.invalidValue, source: source, detail: "the catalog's parts have different lengths")
+        }
+        var rowByID: [String: Int] = [:]
+        rowByID.reserveCapacity(n)
+        for (r, id) in ids.enumerated() where rowByID.updateValue(r, forKey: id) != nil {
+            throw DataError(.duplicateID, source: source, field: "id", detail: "duplicate id \"\(DataError.truncated(id))\"")
+        }
+        self.init(source: source, ids: ids, rowByID: rowByID, names: names, locations: locations,
+                  textAttributeNames: textAttributeNames, textValues: textValues,
+                  numericAttributeNames: numericAttributeNames, numericValues: numericValues,
+                  features: features, columns: columns)
+    }
+
+    /// The one place a catalog's stored properties are set: what every catalog derives from its
+    /// parts (unit vectors, groups, the feature-major copy, summaries) is derived the same way.
+    private init(source: String, ids: [String], rowByID: [String: Int], names: [String], locations: [GeoPoint?],
+                 textAttributeNames: [String], textValues: [[String]], numericAttributeNames: [String],
+                 numericValues: [[Double?]], features: Matrix, columns: [FeatureColumn]) {
+        self.source = source
+        self.ids = ids
+        self.rowByID = rowByID
+        self.names = names
+        self.locations = locations
+        var ux = [Float](), uy = [Float](), uz = [Float]()
+        ux.reserveCapacity(ids.count); uy.reserveCapacity(ids.count); uz.reserveCapacity(ids.count)
+        for location in locations {
+            if let (x, y, z) = location?.unitVector {
+                ux.append(Float(x)); uy.append(Float(y)); uz.append(Float(z))
+            } else {
+                ux.append(.nan); uy.append(.nan); uz.append(.nan)
+            }
+        }
+        unitX = ux; unitY = uy; unitZ = uz
+        self.textAttributeNames = textAttributeNames
+        self.textValues = textValues
+        self.numericAttributeNames = numericAttributeNames
+        self.numericValues = numericValues
         self.columns = columns
         var groups: [String] = []
         groupOfColumn = columns.map { column in
@@ -200,31 +246,35 @@ public struct Catalog: Sendable {
             return groups.count - 1
         }
         self.groups = groups
-        let n = ids.count, d = columns.count
-        var elements = ContiguousArray<Float>(repeating: 0, count: n * d)
-        for (c, values) in columnValues.enumerated() {
-            for r in 0..<n { elements[r * d + c] = values[r] }
-        }
-        features = Matrix(rows: n, columns: d, elements: elements)
+        self.features = features
         featuresByColumn = features.transposed
-        var summaries: [ItemSummary] = []
-        summaries.reserveCapacity(n)
-        for row in 0..<n {
-            var attributes: [String: ItemSummary.Value] = [:]
-            for (a, name) in textAttributeNames.enumerated() {
-                let value = textValues[a][row]
-                attributes[name] = value.isEmpty ? .missing : .text(value)
-            }
-            for (a, name) in numericAttributeNames.enumerated() {
-                attributes[name] = numericValues[a][row].map { .number($0) } ?? .missing
-            }
-            if let location = locations[row] {
-                attributes["latitude"] = .number(location.latitude)
-                attributes["longitude"] = .number(location.longitude)
-            }
-            summaries.append(ItemSummary(id: ids[row], name: names[row], attributes: attributes))
+        summaries = ids.count <= Self.eagerSummaryLimit
+            ? (0..<ids.count).map { Self.summary(row: $0, ids, names, locations, textAttributeNames, textValues,
+                                                 numericAttributeNames, numericValues) }
+            : nil
+    }
+
+    /// Builds the summary of a row from the raw attributes.
+    private func makeSummary(row: Int) -> ItemSummary {
+        Self.summary(row: row, ids, names, locations, textAttributeNames, textValues, numericAttributeNames, numericValues)
+    }
+
+    private static func summary(row: Int, _ ids: [String], _ names: [String], _ locations: [GeoPoint?],
+                                _ textAttributeNames: [String], _ textValues: [[String]],
+                                _ numericAttributeNames: [String], _ numericValues: [[Double?]]) -> ItemSummary {
+        var attributes: [String: ItemSummary.Value] = [:]
+        for (a, name) in textAttributeNames.enumerated() {
+            let value = textValues[a][row]
+            attributes[name] = value.isEmpty ? .missing : .text(value)
         }
-        self.summaries = summaries
+        for (a, name) in numericAttributeNames.enumerated() {
+            attributes[name] = numericValues[a][row].map { .number($0) } ?? .missing
+        }
+        if let location = locations[row] {
+            attributes["latitude"] = .number(location.latitude)
+            attributes["longitude"] = .number(location.longitude)
+        }
+        return ItemSummary(id: ids[row], name: names[row], attributes: attributes)
     }
 
     /// Writes the great-circle distance in miles from `home` to every item into `distances`
@@ -380,6 +430,7 @@ extension Catalog {
     ///
     /// - Parameter row: The item.
     /// - Returns: The summary.
-    /// - Complexity: O(1) (built when the catalog is).
-    public func summary(row: Int) -> ItemSummary { summaries[row] }
+    /// - Complexity: O(1) up to `eagerSummaryLimit` items (built when the catalog is), else
+    ///   O(attributes) (built per call).
+    public func summary(row: Int) -> ItemSummary { summaries?[row] ?? makeSummary(row: row) }
 }

@@ -470,7 +470,9 @@ extension String {
 
 /// Every catalog item's summary as JSON bytes, written once when the service starts: a full
 /// card's school object is the same bytes every time it is served, and writing it (every
-/// attribute, keys sorted) was most of a deck's JSON time.
+/// attribute, keys sorted) was most of a deck's JSON time. Above
+/// `Catalog.eagerSummaryLimit` items nothing is written ahead (every card is written when
+/// served): a million items' JSON would be more memory than their feature matrix.
 struct SummaryJSON: Sendable {
     private let catalog: Catalog
     private let bytes: [[UInt8]?]
@@ -478,6 +480,7 @@ struct SummaryJSON: Sendable {
     /// Writes every item's summary (nil for one the writer refuses, which is then written per card).
     init(catalog: Catalog) {
         self.catalog = catalog
+        guard catalog.count <= Catalog.eagerSummaryLimit else { bytes = []; return }
         bytes = (0..<catalog.count).map { row in
             var w = JSONWriter(capacity: 1_024)
             return (try? catalog.summary(row: row).write(to: &w)).map { w.bytes }
@@ -488,7 +491,7 @@ struct SummaryJSON: Sendable {
     /// name (every matcher serves the catalog's summary; a renamed one is written per card),
     /// else nil.
     func json(of summary: ItemSummary) -> [UInt8]? {
-        guard let row = catalog.row(of: summary.id), summary.name == catalog.names[row] else { return nil }
+        guard !bytes.isEmpty, let row = catalog.row(of: summary.id), summary.name == catalog.names[row] else { return nil }
         return bytes[row]
     }
 }

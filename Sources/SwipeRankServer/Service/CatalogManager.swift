@@ -8,8 +8,9 @@ import Synchronization
 /// Where the served catalog comes from, and how an engine is built over it: what the item API
 /// needs to serve operators' edits.
 public struct CatalogSource<M: ServableMatcher>: Sendable {
-    /// The catalog file as loaded at start (its columns are every item's columns).
-    public var base: CSVTable
+    /// The catalog file's table, read once: at start, or on the item API's first use (a start
+    /// from the catalog cache parses no CSV).
+    private let table: LazyTable
     /// The id column's name.
     public var idColumn: String
     /// Builds the engine (matcher, configuration, population prior, factors) over a table with
@@ -17,16 +18,64 @@ public struct CatalogSource<M: ServableMatcher>: Sendable {
     /// `i`, see `CSVTable(header:rows:source:)`).
     public var makeEngine: @Sendable (CSVTable) throws -> SwipeEngine<M>
 
-    /// Creates a source.
+    /// Creates a source over a table already read.
     ///
     /// - Parameters:
     ///   - base: The catalog file.
     ///   - idColumn: Its id column.
     ///   - makeEngine: The engine builder.
     public init(base: CSVTable, idColumn: String, makeEngine: @escaping @Sendable (CSVTable) throws -> SwipeEngine<M>) {
-        self.base = base
+        self.table = LazyTable(table: base)
         self.idColumn = idColumn
         self.makeEngine = makeEngine
+    }
+
+    /// Creates a source whose table is read on first use (the first item request, or stored
+    /// edits to apply at start).
+    ///
+    /// - Parameters:
+    ///   - idColumn: The id column.
+    ///   - makeEngine: The engine builder.
+    ///   - loadBase: Reads the catalog file; its error is the item request's (and is logged).
+    public init(idColumn: String, makeEngine: @escaping @Sendable (CSVTable) throws -> SwipeEngine<M>,
+                loadBase: @escaping @Sendable () throws -> CSVTable) {
+        self.table = LazyTable(load: loadBase)
+        self.idColumn = idColumn
+        self.makeEngine = makeEngine
+    }
+
+    /// The catalog file as loaded at start (its columns are every item's columns), read now if
+    /// it was not yet.
+    public func base() throws -> CSVTable { try table.value() }
+
+    /// Whether the catalog file has been read.
+    public var isBaseLoaded: Bool { table.isLoaded }
+}
+
+/// A table read once, on first use.
+private final class LazyTable: Sendable {
+    private let load: @Sendable () throws -> CSVTable
+    private let slot: Mutex<CSVTable?>
+
+    init(table: CSVTable) {
+        load = { table }
+        slot = Mutex(table)
+    }
+
+    init(load: @escaping @Sendable () throws -> CSVTable) {
+        self.load = load
+        slot = Mutex(nil)
+    }
+
+    var isLoaded: Bool { slot.withLock { $0 != nil } }
+
+    func value() throws -> CSVTable {
+        try slot.withLock { table in
+            if let table { return table }
+            let loaded = try load()
+            table = loaded
+            return loaded
+        }
     }
 }
 
@@ -93,14 +142,20 @@ final class CatalogManager<M: ServableMatcher>: Sendable {
     let source: CatalogSource<M>
     let store: any CatalogLog
     let logger: Logger
-    let header: [String]
-    let idIndex: Int
     /// Called with each newly built engine and the sequence it includes.
     let install: @Sendable (SwipeEngine<M>, Int) -> Void
     private let state: Mutex<Items>
+    /// The catalog file's header and id column, once it has been read (`layout()`).
+    private let loaded = Mutex<Layout?>(nil)
     private let writer = KeyedLock()
     /// The most rejected rows listed in an error.
     static var maxReportedErrors: Int { 20 }
+
+    /// The columns of every item.
+    struct Layout: Sendable {
+        var header: [String]
+        var idIndex: Int
+    }
 
     init(source: CatalogSource<M>, store: any CatalogLog, logger: Logger,
          install: @escaping @Sendable (SwipeEngine<M>, Int) -> Void) throws {
@@ -108,25 +163,54 @@ final class CatalogManager<M: ServableMatcher>: Sendable {
         self.store = store
         self.logger = logger
         self.install = install
-        header = source.base.header
-        idIndex = try source.base.column(named: source.idColumn)
-        var items = Items()
-        for row in source.base.rows { items.apply(row.fields[idIndex].trimmingCharacters(in: .whitespaces), row.fields) }
-        state = Mutex(items)
+        state = Mutex(Items())
+        // A table already read is checked now (its id column); a lazy one on first use.
+        if source.isBaseLoaded { _ = try layout() }
+    }
+
+    /// The catalog file's layout, reading the file and seeding the items from it on first use.
+    /// Nothing is applied to the items before (`catchUpLocked` reads the file before the first
+    /// change), so the seeded items keep only the sequence.
+    func layout() throws -> Layout {
+        if let layout = loaded.withLock({ $0 }) { return layout }
+        let base = try source.base()
+        let idIndex = try base.column(named: source.idColumn)
+        var seeded = Items()
+        for row in base.rows { seeded.apply(row.fields[idIndex].trimmingCharacters(in: .whitespaces), row.fields) }
+        return loaded.withLock { layout in
+            if let layout { return layout }
+            state.withLock { items in
+                seeded.sequence = items.sequence
+                items = seeded
+            }
+            let made = Layout(header: base.header, idIndex: idIndex)
+            layout = made
+            return made
+        }
     }
 
     /// The change log's sequence this instance serves.
     var sequence: Int { state.withLock { $0.sequence } }
 
     /// An item's current fields, or nil.
-    func item(_ id: String) -> [String: String]? {
+    func item(_ id: String) throws -> [String: String]? {
+        let layout = try loadedLayout()
         guard let row = state.withLock({ $0.rows[id] }) else { return nil }
-        return Dictionary(uniqueKeysWithValues: zip(header, row))
+        return Dictionary(uniqueKeysWithValues: zip(layout.header, row))
+    }
+
+    /// `layout()` for a request: a catalog file that cannot be read (any more) is logged and
+    /// answered as a server error.
+    private func loadedLayout() throws -> Layout {
+        do { return try layout() } catch {
+            logger.error("reading the catalog file for the item API failed", metadata: ["error": "\(error)"])
+            throw APIError.server
+        }
     }
 
     /// The table of `items`, for the engine builder.
-    func table(_ items: Items) throws -> CSVTable {
-        try CSVTable(header: header, rows: items.ids.map { items.rows[$0]! }, source: "catalog")
+    func table(_ items: Items, _ layout: Layout) throws -> CSVTable {
+        try CSVTable(header: layout.header, rows: items.ids.map { items.rows[$0]! }, source: "catalog")
     }
 
     // MARK: Following the log
@@ -148,9 +232,16 @@ final class CatalogManager<M: ServableMatcher>: Sendable {
         let logSequence = try await store.catalogSequence()
         var changed = false
         var cursor = items.sequence
+        var layout = loaded.withLock { $0 }
         while true {
             let page = try await store.catalogChanges(after: cursor, limit: 10_000)
+            if !page.isEmpty, layout == nil {
+                // The first change: read the catalog file now (the items so far carry only the sequence).
+                layout = try self.layout()
+                items = state.withLock { $0 }
+            }
             for change in page {
+                let header = layout!.header
                 items.apply(change.itemID, change.fields.map { fields in header.map { fields[$0] ?? "" } })
                 cursor = change.seq
                 changed = true
@@ -163,7 +254,7 @@ final class CatalogManager<M: ServableMatcher>: Sendable {
             return false
         }
         items.sequence = sequence
-        let engine = try source.makeEngine(table(items))
+        let engine = try source.makeEngine(table(items, layout!))
         state.withLock { $0 = items }
         install(engine, items.sequence)
         logger.info("catalog changes applied", metadata: ["sequence": "\(items.sequence)", "items": "\(items.rows.count)"])
@@ -188,11 +279,12 @@ final class CatalogManager<M: ServableMatcher>: Sendable {
     /// - Throws: `[ItemEditError]` (as `ItemEditErrors`) when nothing is applied;
     ///   `APIError.server` when the store fails.
     func apply(_ edits: [ItemEdit], partial: Bool, now: Int64) async throws -> Outcome {
-        try await writer.withLock("catalog") {
+        let layout = try loadedLayout()
+        return try await writer.withLock("catalog") {
             for _ in 0..<5 {
                 _ = try await catchUpLocked()
                 let base = state.withLock { $0 }
-                var (items, accepted, rejected) = resolve(edits, on: base)
+                var (items, accepted, rejected) = resolve(edits, on: base, layout)
                 // Build once; a row the builder rejects belongs to an edit: drop it and build
                 // again (at most `maxReportedErrors` times).
                 var engine: SwipeEngine<M>?
@@ -200,7 +292,7 @@ final class CatalogManager<M: ServableMatcher>: Sendable {
                     if !rejected.isEmpty && !partial { throw ItemEditErrors(errors: rejected) }
                     guard !accepted.isEmpty else { throw ItemEditErrors(errors: rejected) }
                     do {
-                        engine = try source.makeEngine(table(items))
+                        engine = try source.makeEngine(table(items, layout))
                     } catch let error as DataError {
                         let ids = items.ids
                         guard error.source == "catalog", let line = error.line, line >= 2, line - 2 < ids.count,
@@ -213,7 +305,7 @@ final class CatalogManager<M: ServableMatcher>: Sendable {
                         let bad = accepted.remove(at: k)
                         rejected.append(ItemEditError(path: bad.edit.path, line: bad.edit.line, itemID: bad.edit.itemID,
                                                       field: error.field, reason: error.detail))
-                        (items, accepted, _) = resolve(accepted.map(\.edit), on: base)
+                        (items, accepted, _) = resolve(accepted.map(\.edit), on: base, layout)
                     } catch {
                         throw ItemEditErrors(errors: [ItemEditError(path: "$", line: nil, itemID: "", field: nil, reason: "\(error)")])
                     }
@@ -238,8 +330,9 @@ final class CatalogManager<M: ServableMatcher>: Sendable {
     }
 
     /// Each edit against the items as the edits before it left them.
-    private func resolve(_ edits: [ItemEdit], on base: Items)
+    private func resolve(_ edits: [ItemEdit], on base: Items, _ layout: Layout)
         -> (Items, [(edit: ItemEdit, fields: [String: String]?)], [ItemEditError]) {
+        let (header, idIndex) = (layout.header, layout.idIndex)
         var items = base
         var accepted: [(edit: ItemEdit, fields: [String: String]?)] = []
         var rejected: [ItemEditError] = []

@@ -1,0 +1,183 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// `swiperank catalog build` and `serve --catalog-cache`, on the real binary.
+@Suite("catalog cache, CLI and serve", .serialized)
+struct CatalogCacheCLITests {
+    static let operatorKey = "operator-key-operator-key-operator-key-0123"
+
+    /// A folder with a copy of the restaurants catalog and its schema.
+    static func folder() throws -> (dir: URL, csv: String, schema: String, cache: String) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-catcache-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let csv = dir.appendingPathComponent("restaurants.csv").path, schema = dir.appendingPathComponent("restaurants.schema.json").path
+        try FileManager.default.copyItem(atPath: CLI.root.appendingPathComponent("datasets/restaurants/restaurants.csv").path, toPath: csv)
+        try FileManager.default.copyItem(atPath: CLI.root.appendingPathComponent("datasets/restaurants/restaurants.schema.json").path, toPath: schema)
+        return (dir, csv, schema, dir.appendingPathComponent("restaurants.cache").path)
+    }
+
+    @Test("catalog build writes a cache; errors name the file")
+    func build() throws {
+        let (dir, csv, schema, cache) = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let result = try CLI.run(["catalog", "build", "--catalog", csv, "--schema", schema, "--output", cache])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("80 items"))
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: cache))
+        #expect(bytes.prefix(8) == Data("SWRKCAT\n".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".tmp") }.isEmpty)
+        // The same bytes every time.
+        let again = try CLI.run(["catalog", "build", "--catalog", csv, "--schema", schema, "--output", cache])
+        #expect(again.status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: cache)) == bytes)
+
+        let missing = try CLI.run(["catalog", "build", "--catalog", dir.appendingPathComponent("none.csv").path, "--schema", schema, "--output", cache])
+        #expect(missing.status != 0 && missing.stderr.contains("none.csv"))
+        let unwritable = try CLI.run(["catalog", "build", "--catalog", csv, "--schema", schema, "--output", dir.appendingPathComponent("no/such/dir.cache").path])
+        #expect(unwritable.status != 0 && unwritable.stderr.contains("no/such/dir.cache"))
+    }
+
+    /// `serve` over the folder's catalog with the cache: its output until it listens (or exits).
+    final class Server {
+        let process = Process()
+        var port = 0
+        var output = ""
+
+        init(_ folder: (dir: URL, csv: String, schema: String, cache: String)) throws {
+            process.executableURL = CLI.binary
+            process.arguments = ["serve", "--port", "0", "--log-level", "info", "--schema", folder.schema, "--catalog", folder.csv,
+                                 "--catalog-cache", folder.cache, "--database", folder.dir.appendingPathComponent("db.sqlite").path]
+            process.environment = ProcessInfo.processInfo.environment.merging(["SWIPERANK_OPERATOR_KEY": CatalogCacheCLITests.operatorKey]) { $1 }
+            process.currentDirectoryURL = CLI.root
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = out
+            try process.run()
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline, !output.contains("listening on port") {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                output += String(decoding: chunk, as: UTF8.self)
+            }
+            if let line = output.split(separator: "\n").first(where: { $0.contains("listening on port") }),
+               let port = Int(line.split(separator: " ").last ?? "") {
+                self.port = port
+            } else {
+                process.waitUntilExit()
+            }
+        }
+
+        func stop() {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+        }
+    }
+
+    static func call(_ port: Int, _ method: String, _ path: String, body: String? = nil) async throws -> (Int, [String: Any]) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
+        request.timeoutInterval = 30
+        request.setValue("Bearer \(operatorKey)", forHTTPHeaderField: "Authorization")
+        if let body {
+            request.httpBody = Data(body.utf8)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, json)
+    }
+
+    @Test("serve --catalog-cache: written on the first start, read on the next, rebuilt when the CSV changes, an error when damaged")
+    func serve() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder.dir) }
+
+        let first = try Server(folder)
+        first.stop()
+        #expect(first.port > 0, "\(first.output)")
+        #expect(first.output.contains("catalog built from its CSV, cache written") && first.output.contains("no cache file"))
+        #expect(FileManager.default.fileExists(atPath: folder.cache))
+
+        let second = try Server(folder)
+        #expect(second.port > 0, "\(second.output)")
+        #expect(second.output.contains("catalog loaded from its cache"))
+        // The item API reads the CSV on its first use.
+        let (status, fields) = try await Self.call(second.port, "GET", "/items/r002/fields")
+        #expect(status == 200, "\(fields)")
+        let (patched, answer) = try await Self.call(second.port, "PATCH", "/items/r002", body: #"{"name": "Green Grill Renamed"}"#)
+        #expect(patched == 200, "\(answer)")
+        let (after, renamed) = try await Self.call(second.port, "GET", "/items/r002/fields")
+        #expect(after == 200 && "\(renamed)".contains("Green Grill Renamed"))
+        second.stop()
+
+        // Restarted over the stored edit: the cache is still this CSV's; the edit is applied on top.
+        let third = try Server(folder)
+        #expect(third.port > 0, "\(third.output)")
+        #expect(third.output.contains("catalog loaded from its cache"))
+        let (_, kept) = try await Self.call(third.port, "GET", "/items/r002/fields")
+        #expect("\(kept)".contains("Green Grill Renamed"))
+        third.stop()
+
+        // Another CSV: rebuilt.
+        var text = try String(contentsOfFile: folder.csv, encoding: .utf8)
+        text = text.replacingOccurrences(of: "Red Table 1,", with: "Red Table 9,")
+        try text.write(toFile: folder.csv, atomically: true, encoding: .utf8)
+        try FileManager.default.removeItem(at: folder.dir.appendingPathComponent("db.sqlite"))
+        let fourth = try Server(folder)
+        fourth.stop()
+        #expect(fourth.port > 0, "\(fourth.output)")
+        #expect(fourth.output.contains("the cache was built from another CSV or schema"))
+
+        // Damaged: the start stops, naming the file.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: folder.cache))
+        bytes[bytes.count / 2] ^= 0x40
+        try bytes.write(to: URL(fileURLWithPath: folder.cache))
+        let fifth = try Server(folder)
+        fifth.stop()
+        #expect(fifth.port == 0)
+        #expect(fifth.process.terminationStatus != 0)
+        #expect(fifth.output.contains(folder.cache) && fifth.output.contains("checksum mismatch"), "\(fifth.output)")
+    }
+
+    @Test("--catalogs: catalog_cache per schema catalog; refused without a schema")
+    func catalogsFile() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder.dir) }
+        let spec = folder.dir.appendingPathComponent("catalogs.json").path
+        try #"{"rest": {"schema": "\#(folder.schema)", "catalog": "\#(folder.csv)", "catalog_cache": "\#(folder.cache)"}}"#
+            .write(toFile: spec, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["serve", "--port", "0", "--log-level", "error", "--catalogs", spec,
+                             "--database", folder.dir.appendingPathComponent("db.sqlite").path]
+        process.currentDirectoryURL = CLI.root
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !text.contains("listening on port") {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        process.terminate()
+        process.waitUntilExit()
+        #expect(text.contains("listening on port"))
+        #expect(FileManager.default.fileExists(atPath: folder.cache))
+
+        try #"{"schools": {"catalog": "datasets/schools.csv", "catalog_cache": "x.cache"}}"#.write(toFile: spec, atomically: true, encoding: .utf8)
+        let refused = try CLI.run(["serve", "--port", "0", "--catalogs", spec, "--database", "/nonexistent/x.sqlite"])
+        #expect(refused.status != 0 && refused.stderr.contains("catalog_cache needs a schema"), "\(refused.stderr)")
+    }
+
+    @Test("--catalog-cache needs --schema")
+    func needsSchema() throws {
+        let result = try CLI.run(["serve", "--port", "0", "--catalog-cache", "/tmp/x.cache", "--database", "/nonexistent/x.sqlite"])
+        #expect(result.status != 0 && result.stderr.contains("--catalog-cache needs --schema"))
+    }
+}

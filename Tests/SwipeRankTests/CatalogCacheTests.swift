@@ -1,0 +1,277 @@
+import Foundation
+import Testing
+@testable import SwipeRank
+import SwipeRankNumerics
+
+@Suite("Catalog cache")
+struct CatalogCacheTests {
+    static let restaurantsCSV = Fixtures.root.appendingPathComponent("datasets/restaurants/restaurants.csv").path
+    static let restaurantsSchema = Fixtures.root.appendingPathComponent("datasets/restaurants/restaurants.schema.json").path
+
+    /// A catalog with gaps, unicode, quoted fields and items without locations, from a seed.
+    static let generatedSchema = ItemSchema(
+        idColumn: "id", nameColumn: "name", coordinateColumns: (latitude: "lat", longitude: "lon"),
+        textAttributes: ["kind", "note"], numericAttributes: ["price", "size"],
+        features: [
+            .numeric("price", transform: .log1p, group: "cost"),
+            .categorical("kind", group: "kind"),
+            FeatureSpec(column: "size", kind: .bins(edges: [10, 100], labels: ["s", "m", "l"]), missing: .imputeWithIndicator, group: "size"),
+            FeatureSpec(column: "open", kind: .flag(label: "Open late"), missing: .imputeWithIndicator, group: "hours"),
+        ])
+
+    static func generatedCSV(seed: UInt64, count: Int) -> String {
+        var rng = SplitMix64(seed: seed)
+        let kinds = ["a", "b", "café", "東京", "🍜 noodles", ""]
+        let notes = ["", "plain", "with, comma", "with \"quotes\"", "long note that is longer than fifteen bytes", "naïve ünïcödé"]
+        var lines = ["id,name,lat,lon,price,kind,size,open,note"]
+        for i in 0..<count {
+            let id = i % 7 == 3 ? "ïd-\(i)-日本" : "id\(i)"
+            let name = i % 5 == 0 ? "\"Café \(i), \"\"the\"\" one\"" : "Name \(i) 🍕"
+            let located = rng.next() % 4 != 0
+            let lat = located ? String(format: "%.5f", Double(rng.next() % 180_000) / 1000 - 90) : ""
+            let lon = located ? String(format: "%.5f", Double(rng.next() % 360_000) / 1000 - 180) : ""
+            let price = rng.next() % 5 == 0 ? "" : String(Double(rng.next() % 10_000) / 100)
+            let size = rng.next() % 6 == 0 ? "" : String(rng.next() % 300)
+            let open = ["", "yes", "no", "1"][Int(rng.next() % 4)]
+            let note = notes[Int(rng.next() % UInt64(notes.count))]
+            let quotedNote = note.contains(",") || note.contains("\"") ? "\"" + note.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : note
+            lines.append([id, name, lat, lon, price, kinds[Int(rng.next() % UInt64(kinds.count))], size, open, quotedNote].joined(separator: ","))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func expectIdentical(_ a: Catalog, _ b: Catalog) {
+        #expect(a.ids == b.ids)
+        #expect(a.names == b.names)
+        #expect(a.locations == b.locations)
+        #expect(a.textAttributeNames == b.textAttributeNames)
+        #expect(a.textValues == b.textValues)
+        #expect(a.numericAttributeNames == b.numericAttributeNames)
+        #expect(a.numericValues == b.numericValues)
+        #expect(a.features.elements.map(\.bitPattern) == b.features.elements.map(\.bitPattern))
+        #expect(a.features.rows == b.features.rows && a.features.columns == b.features.columns)
+        #expect(a.featuresByColumn == b.featuresByColumn)
+        #expect(a.columns == b.columns)
+        #expect(a.columns.map(\.center.bitPattern) == b.columns.map(\.center.bitPattern))
+        #expect(a.columns.map(\.scale.bitPattern) == b.columns.map(\.scale.bitPattern))
+        #expect(a.source == b.source)
+        #expect(a.groups == b.groups)
+        #expect(a.groupOfColumn == b.groupOfColumn)
+        #expect(a.fingerprint == b.fingerprint)
+        for (row, id) in a.ids.enumerated() {
+            #expect(b.row(of: id) == row)
+            #expect(a.summary(row: row) == b.summary(row: row))
+        }
+        let home = try! GeoPoint(latitude: 40.01, longitude: -75.02)
+        var da: [Float] = [], db: [Float] = []
+        a.distancesMiles(from: home, into: &da)
+        b.distancesMiles(from: home, into: &db)
+        #expect(da.map(\.bitPattern) == db.map(\.bitPattern))
+        var rng = SplitMix64(seed: 7)
+        for _ in 0..<3 {
+            let weights = PreferenceWeights(features: (0..<a.dimension).map { _ in Float(Int(rng.next() % 2001) - 1000) / 500 }, terms: [])
+            var sa: [Float] = [], sb: [Float] = []
+            a.scores(weights: weights, terms: nil, into: &sa)
+            b.scores(weights: weights, terms: nil, into: &sb)
+            #expect(sa.map(\.bitPattern) == sb.map(\.bitPattern))
+        }
+    }
+
+    static func roundTrip(_ catalog: Catalog) throws -> Catalog {
+        let key = CatalogCache.Key(csvSize: 1, csvHash: 2, schemaDigest: 3)
+        let bytes = try CatalogCache.encode(catalog, key: key)
+        guard case let .hit(read) = try CatalogCache.decode(Data(bytes), path: "test.cache", key: key, source: catalog.source) else {
+            Issue.record("the cache was stale")
+            return catalog
+        }
+        return read
+    }
+
+    static func generated() throws -> Catalog {
+        try Catalog(table: CSVTable(text: generatedCSV(seed: 42, count: 300), source: "generated.csv"), schema: generatedSchema)
+    }
+
+    @Test("XXH64 matches the reference digests")
+    func xxh64() {
+        func digest(_ bytes: [UInt8]) -> UInt64 { bytes.withUnsafeBytes { XXH64.hash($0) } }
+        #expect(digest([]) == 0xEF46_DB37_51D8_E999)
+        #expect(digest(Array("abc".utf8)) == 0x44BC_2CF5_AD77_0999)
+        #expect(digest((0..<100).map { UInt8($0) }) == 0x6AC1_E580_3216_6597)
+    }
+
+    @Test("the restaurants catalog round-trips identically")
+    func restaurants() throws {
+        let schema = try ItemSchema.load(contentsOfFile: Self.restaurantsSchema)
+        let catalog = try Catalog(table: CSVTable(contentsOfFile: Self.restaurantsCSV), schema: schema)
+        Self.expectIdentical(catalog, try Self.roundTrip(catalog))
+    }
+
+    @Test("a catalog with gaps, unicode and items without locations round-trips identically")
+    func generatedRoundTrip() throws {
+        let catalog = try Self.generated()
+        #expect(catalog.locations.contains(nil) && catalog.locations.contains { $0 != nil })
+        #expect(catalog.numericValues.joined().contains(nil))
+        Self.expectIdentical(catalog, try Self.roundTrip(catalog))
+        // Encoding is deterministic.
+        let key = CatalogCache.Key(csvSize: 1, csvHash: 2, schemaDigest: 3)
+        #expect(try CatalogCache.encode(catalog, key: key) == CatalogCache.encode(try Self.generated(), key: key))
+    }
+
+    @Test("an empty catalog and one without coordinates round-trip")
+    func edgeCases() throws {
+        let schema = ItemSchema(idColumn: "id", nameColumn: "name", coordinateColumns: nil, textAttributes: [], numericAttributes: ["x"],
+                                features: [.numeric("x", group: "x")])
+        for text in ["id,name,x\n", "id,name,x\n1,one,2\n2,two,\n"] {
+            let catalog = try Catalog(table: CSVTable(text: text, source: "small.csv"), schema: schema)
+            Self.expectIdentical(catalog, try Self.roundTrip(catalog))
+        }
+    }
+
+    @Test("every changed byte is an error or a stale cache, never a different catalog")
+    func flippedBytes() throws {
+        let catalog = try Self.generated()
+        let bytes = try CatalogCache.encode(catalog, key: CatalogCache.Key(csvSize: 1, csvHash: 2, schemaDigest: 3))
+        var fields: [String: Int] = [:]
+        for offset in 0..<bytes.count {
+            var damaged = bytes
+            damaged[offset] ^= 0x10
+            do {
+                let result = try CatalogCache.decode(Data(damaged), path: "x.cache", key: nil, source: catalog.source)
+                guard case .stale(.otherVersion) = result, (8..<12).contains(offset) else {
+                    Issue.record("byte \(offset) changed went unnoticed")
+                    continue
+                }
+            } catch {
+                #expect(error.source == "x.cache")
+                fields[error.field ?? "", default: 0] += 1
+                if offset >= 32 { #expect(error.field == "checksum", "byte \(offset): \(error)") }
+            }
+        }
+        #expect(fields["checksum", default: 0] == bytes.count - 32 + 8)
+        #expect(fields["magic"] == 8)
+    }
+
+    @Test("a truncated file is an error naming the file")
+    func truncated() throws {
+        let catalog = try Self.generated()
+        let bytes = try CatalogCache.encode(catalog, key: CatalogCache.Key(csvSize: 1, csvHash: 2, schemaDigest: 3))
+        for length in [0, 4, 40, bytes.count / 2, bytes.count - 1] {
+            #expect(throws: DataError.self) {
+                _ = try CatalogCache.decode(Data(bytes[..<length]), path: "x.cache", key: nil, source: "s")
+            }
+        }
+        do {
+            _ = try CatalogCache.decode(Data(bytes.dropLast(8)), path: "x.cache", key: nil, source: "s")
+        } catch {
+            #expect(error.description.contains("x.cache") && error.description.contains("truncated"))
+        }
+    }
+
+    @Test("another format version is stale, and load rebuilds it")
+    func otherVersion() throws {
+        let catalog = try Self.generated()
+        var bytes = try CatalogCache.encode(catalog, key: CatalogCache.Key(csvSize: 1, csvHash: 2, schemaDigest: 3))
+        bytes[8] = 2
+        let result = try CatalogCache.decode(Data(bytes), path: "x.cache", key: nil, source: "s")
+        guard case .stale(.otherVersion(2)) = result else { Issue.record("not stale: \(result)"); return }
+
+        let dir = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (csv, cache) = (dir.appendingPathComponent("items.csv").path, dir.appendingPathComponent("items.cache").path)
+        try Self.generatedCSV(seed: 42, count: 300).write(toFile: csv, atomically: true, encoding: .utf8)
+        try Data(bytes).write(to: URL(fileURLWithPath: cache))
+        let loaded = try CatalogCache.load(catalogFile: csv, schema: Self.generatedSchema, cachePath: cache)
+        #expect(loaded.origin == .rebuilt(reason: "the cache is format version 2, this build reads 1"))
+        #expect(try CatalogCache.load(catalogFile: csv, schema: Self.generatedSchema, cachePath: cache).origin == .cache)
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-cache-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    @Test("load: built and written when missing, read when fresh, rebuilt when the CSV or schema changes")
+    func staleKey() throws {
+        let dir = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (csv, cache) = (dir.appendingPathComponent("items.csv").path, dir.appendingPathComponent("items.cache").path)
+        try Self.generatedCSV(seed: 42, count: 300).write(toFile: csv, atomically: true, encoding: .utf8)
+        let fromCSV = try Catalog(table: CSVTable(contentsOfFile: csv), schema: Self.generatedSchema)
+
+        let first = try CatalogCache.load(catalogFile: csv, schema: Self.generatedSchema, cachePath: cache)
+        #expect(first.origin == .rebuilt(reason: "no cache file"))
+        Self.expectIdentical(first.catalog, fromCSV)
+        let second = try CatalogCache.load(catalogFile: csv, schema: Self.generatedSchema, cachePath: cache)
+        #expect(second.origin == .cache)
+        #expect(second.key == first.key)
+        Self.expectIdentical(second.catalog, fromCSV)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["items.cache", "items.csv"])
+
+        // The same size, one byte different: the content hash tells.
+        var text = Self.generatedCSV(seed: 42, count: 300)
+        text = text.replacingOccurrences(of: "Name 1 🍕", with: "Name 1 🍔")
+        try text.write(toFile: csv, atomically: true, encoding: .utf8)
+        let third = try CatalogCache.load(catalogFile: csv, schema: Self.generatedSchema, cachePath: cache)
+        #expect(third.origin == .rebuilt(reason: "the cache was built from another CSV or schema"))
+        #expect(third.catalog.names.contains("Name 1 🍔"))
+        #expect(try CatalogCache.load(catalogFile: csv, schema: Self.generatedSchema, cachePath: cache).origin == .cache)
+
+        var schema = Self.generatedSchema
+        schema.features[0] = .numeric("price", transform: .identity, group: "cost")
+        #expect(schema.digest != Self.generatedSchema.digest)
+        let fourth = try CatalogCache.load(catalogFile: csv, schema: schema, cachePath: cache)
+        #expect(fourth.origin == .rebuilt(reason: "the cache was built from another CSV or schema"))
+    }
+
+    @Test("load: a damaged cache or another file is an error naming it, and is not overwritten")
+    func damaged() throws {
+        let dir = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (csv, cache) = (dir.appendingPathComponent("items.csv").path, dir.appendingPathComponent("items.cache").path)
+        try Self.generatedCSV(seed: 42, count: 300).write(toFile: csv, atomically: true, encoding: .utf8)
+        _ = try CatalogCache.load(catalogFile: csv, schema: Self.generatedSchema, cachePath: cache)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: cache))
+        bytes[bytes.count - 3] ^= 1
+        try bytes.write(to: URL(fileURLWithPath: cache))
+        do {
+            _ = try CatalogCache.load(catalogFile: csv, schema: Self.generatedSchema, cachePath: cache)
+            Issue.record("a damaged cache loaded")
+        } catch {
+            #expect(error.description.hasPrefix(cache) && error.description.contains("checksum mismatch"))
+        }
+        try Data("id,name\n".utf8).write(to: URL(fileURLWithPath: cache))
+        do {
+            _ = try CatalogCache.load(catalogFile: csv, schema: Self.generatedSchema, cachePath: cache)
+            Issue.record("a non-cache file loaded")
+        } catch {
+            #expect(error.description.contains("not a SwipeRank catalog cache"))
+        }
+        #expect(try String(contentsOfFile: cache, encoding: .utf8) == "id,name\n")
+    }
+
+    @Test("a catalog with external features is not cached")
+    func external() throws {
+        let feature = ExternalFeature(name: "share", group: "share", values: [:], defaultValue: 0)
+        let catalog = try Catalog(table: CSVTable(text: Self.generatedCSV(seed: 1, count: 10), source: "g.csv"),
+                                  schema: Self.generatedSchema, external: [feature])
+        #expect(throws: DataError.self) { _ = try CatalogCache.encode(catalog, key: CatalogCache.Key(csvSize: 0, csvHash: 0, schemaDigest: 0)) }
+    }
+}
+
+@Suite("Item matcher medians")
+struct ItemMatcherSelectTests {
+    @Test("select(k) equals sorted()[k], with duplicates, runs and every k of small arrays")
+    func select() {
+        var rng = SplitMix64(seed: 11)
+        for count in [1, 2, 3, 5, 8, 33, 200] {
+            for spread: UInt64 in [1, 2, 3, 1_000] {
+                let values = (0..<count).map { _ in Float(rng.next() % spread) }
+                let sorted = values.sorted()
+                for k in 0..<count { #expect(ItemMatcher.select(k, of: values) == sorted[k]) }
+                #expect(ItemMatcher.select(count / 2, of: sorted) == sorted[count / 2])
+                #expect(ItemMatcher.select(count / 2, of: Array(sorted.reversed())) == sorted[count / 2])
+            }
+        }
+    }
+}
