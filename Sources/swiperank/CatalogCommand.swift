@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import SwipeRank
+import SwipeRankEvaluation
 import SwipeRankStore
 
 /// `swiperank catalog`: what a new catalog file changes, and pushing it into a running
@@ -9,8 +10,38 @@ import SwipeRankStore
 struct CatalogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "catalog",
-        abstract: "Compare catalog versions, import a new one into a running service's store, build a catalog cache.",
-        subcommands: [CatalogDiff.self, CatalogImport.self, CatalogBuild.self])
+        abstract: "Compare catalog versions, import a new one into a running service's store, build a catalog cache, generate a large one.",
+        subcommands: [CatalogDiff.self, CatalogImport.self, CatalogBuild.self, CatalogSynthesize.self])
+}
+
+/// `swiperank catalog synthesize`: a generated restaurants-schema catalog of any size
+/// (`SyntheticCatalog`, the generator of the scale benchmarks and the index tests), for
+/// measuring large catalogs with the real service (`Benchmarks/catalog-start`).
+struct CatalogSynthesize: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "synthesize",
+        abstract: "Write a generated restaurants-schema catalog CSV of N items (read it with datasets/restaurants/restaurants.schema.json).")
+
+    @Option(help: "How many items (1…100000000).")
+    var items: Int
+
+    @Option(help: "The generator's seed: the same seed writes the same bytes.")
+    var seed: UInt64 = 30
+
+    @Option(help: "The CSV file to write.")
+    var output: String
+
+    func validate() throws {
+        guard (1...100_000_000).contains(items) else { throw ValidationError("--items must be in 1…100000000") }
+    }
+
+    func run() throws {
+        do {
+            try Data(SyntheticCatalog.csv(items: items, seed: seed).utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+        } catch {
+            throw CLIError("\(output): cannot write (\(error.localizedDescription))")
+        }
+    }
 }
 
 /// `swiperank catalog build`: writes the binary catalog cache `serve --catalog-cache` starts

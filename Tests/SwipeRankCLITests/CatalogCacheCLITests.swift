@@ -40,6 +40,29 @@ struct CatalogCacheCLITests {
         #expect(unwritable.status != 0 && unwritable.stderr.contains("no/such/dir.cache"))
     }
 
+    @Test("catalog synthesize: the same seed writes the same bytes, the schema reads them, a cache is built from them; bad sizes are refused")
+    func synthesize() throws {
+        let (dir, _, schema, cache) = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let a = dir.appendingPathComponent("a.csv").path, b = dir.appendingPathComponent("b.csv").path
+        let c = dir.appendingPathComponent("c.csv").path
+        for (path, seed) in [(a, "7"), (b, "7"), (c, "8")] {
+            let result = try CLI.run(["catalog", "synthesize", "--items", "1500", "--seed", seed, "--output", path])
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: a))
+        #expect(bytes == (try Data(contentsOf: URL(fileURLWithPath: b))))
+        #expect(bytes != (try Data(contentsOf: URL(fileURLWithPath: c))))
+        #expect(String(decoding: bytes, as: UTF8.self).split(separator: "\n").count == 1501)
+        let built = try CLI.run(["catalog", "build", "--catalog", a, "--schema", schema, "--output", cache])
+        #expect(built.status == 0, "\(built.stderr)")
+        #expect(built.stdout.contains("1500 items"), "\(built.stdout)")
+        let zero = try CLI.run(["catalog", "synthesize", "--items", "0", "--output", a])
+        #expect(zero.status != 0 && zero.stderr.contains("--items"))
+        let unwritable = try CLI.run(["catalog", "synthesize", "--items", "5", "--output", dir.appendingPathComponent("no/such/x.csv").path])
+        #expect(unwritable.status != 0 && unwritable.stderr.contains("no/such/x.csv"))
+    }
+
     /// `serve` over the folder's catalog with the cache: its output until it listens (or exits).
     final class Server {
         let process = Process()
