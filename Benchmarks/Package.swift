@@ -47,6 +47,8 @@ let package = Package(
             path: "Benchmarks/SessionBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // Wall-clock timing and percentiles shared by the plain benchmark executables.
+        .target(name: "Timing", path: "Timing"),
         // glibc's heap statistics (malloc.h is not in Swift's Glibc module).
         .target(name: "MallocInfo", path: "MallocInfo"),
         // The Swift side of `Benchmarks/compare` (numpy / faiss side by side): a plain executable.
@@ -65,14 +67,15 @@ let package = Package(
         // deck p50/p99 — written to Benchmarks/results/scale.json.
         .executableTarget(
             name: "swiperank-scale",
-            dependencies: ["MallocInfo", .product(name: "SwipeRank", package: "SwipeRank"),
+            dependencies: ["MallocInfo", "Timing", .product(name: "SwipeRank", package: "SwipeRank"),
                            .product(name: "SwipeRankEvaluation", package: "SwipeRank")],
             path: "Scale"
         ),
         // Deck latency, candidate index vs full scan, on generated catalogs (same decks checked).
         .executableTarget(
             name: "swiperank-retrieval",
-            dependencies: [.product(name: "SwipeRank", package: "SwipeRank"), .product(name: "SwipeRankEvaluation", package: "SwipeRank")],
+            dependencies: ["Timing", .product(name: "SwipeRank", package: "SwipeRank"),
+                           .product(name: "SwipeRankEvaluation", package: "SwipeRank")],
             path: "Retrieval"
         ),
         // A fixed workload to run under a profiler.

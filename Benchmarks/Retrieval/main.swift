@@ -11,18 +11,9 @@ import Foundation
 import SwipeRank
 import SwipeRankEvaluation
 import SwipeRankNumerics
+import Timing
 
 
-func milliseconds(_ body: () throws -> Void) rethrows -> Double {
-    let start = DispatchTime.now().uptimeNanoseconds
-    try body()
-    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
-}
-
-func percentile(_ values: [Double], _ p: Double) -> Double {
-    let sorted = values.sorted()
-    return sorted[min(sorted.count - 1, Int((p * Double(sorted.count - 1)).rounded()))]
-}
 
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let exponents = arguments.isEmpty ? [5, 6] : arguments

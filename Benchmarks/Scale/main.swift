@@ -19,6 +19,7 @@ import MallocInfo
 import SwipeRank
 import SwipeRankEvaluation
 import SwipeRankNumerics
+import Timing
 
 struct Options {
     var maxExponent = 6
@@ -48,16 +49,6 @@ struct Options {
 }
 
 
-func seconds(_ body: () throws -> Void) rethrows -> Double {
-    let start = DispatchTime.now().uptimeNanoseconds
-    try body()
-    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-}
-
-func percentile(_ values: [Double], _ p: Double) -> Double {
-    let sorted = values.sorted()
-    return sorted[min(sorted.count - 1, Int((p * Double(sorted.count - 1)).rounded()))]
-}
 
 struct Result: Codable {
     var items: Int

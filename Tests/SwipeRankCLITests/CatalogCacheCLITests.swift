@@ -99,18 +99,9 @@ struct CatalogCacheCLITests {
         }
     }
 
+    /// A request with the operator key (`ServeLiveTests.call`).
     static func call(_ port: Int, _ method: String, _ path: String, body: String? = nil) async throws -> (Int, [String: Any]) {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
-        request.httpMethod = method
-        request.timeoutInterval = 30
-        request.setValue("Bearer \(operatorKey)", forHTTPHeaderField: "Authorization")
-        if let body {
-            request.httpBody = Data(body.utf8)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, json)
+        try await ServeLiveTests.call(port, method, path, token: operatorKey, body: body)
     }
 
     @Test("serve --catalog-cache: written on the first start, read on the next, rebuilt when the CSV changes, an error when damaged")
