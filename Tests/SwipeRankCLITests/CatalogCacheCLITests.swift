@@ -163,25 +163,10 @@ struct CatalogCacheCLITests {
         let spec = folder.dir.appendingPathComponent("catalogs.json").path
         try #"{"rest": {"schema": "\#(folder.schema)", "catalog": "\#(folder.csv)", "catalog_cache": "\#(folder.cache)"}}"#
             .write(toFile: spec, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = ["serve", "--port", "0", "--log-level", "error", "--catalogs", spec,
-                             "--database", folder.dir.appendingPathComponent("db.sqlite").path]
-        process.currentDirectoryURL = CLI.root
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var text = ""
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, !text.contains("listening on port") {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
-        process.terminate()
-        process.waitUntilExit()
-        #expect(text.contains("listening on port"))
+        // ServeLiveTests.Server throws unless the server announces its port.
+        let server = try ServeLiveTests.Server(arguments: ["--catalogs", spec, "--database", folder.dir.appendingPathComponent("db.sqlite").path])
+        #expect(server.port > 0)
+        server.kill()
         #expect(FileManager.default.fileExists(atPath: folder.cache))
 
         try #"{"schools": {"catalog": "datasets/schools.csv", "catalog_cache": "x.cache"}}"#.write(toFile: spec, atomically: true, encoding: .utf8)
