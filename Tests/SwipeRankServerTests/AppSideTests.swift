@@ -165,9 +165,10 @@ import Testing
         await #expect(throws: (any Error).self) { try await service.reload("{not json") }
         #expect(try await ring.verify(t1).sub.value == "a")  // the broken set changed nothing
         try Self.jwks([("k2", k2)]).write(to: file, atomically: true, encoding: .utf8)
-        // The poll picks the new set up (bounded wait; the interval is 10 ms).
+        // The poll picks the new set up (bounded wait, at least 60 s: the interval is 10 ms, but
+        // parallel CPU-bound suites can hold the executor for seconds).
         var rotated = false
-        for _ in 0..<2_000 where !rotated {
+        for _ in 0..<12_000 where !rotated {
             rotated = (try? await ring.verify(t2)) != nil
             if !rotated { try await Task.sleep(for: .milliseconds(5)) }
         }
@@ -197,7 +198,9 @@ import Testing
         #expect(source == .url("http://127.0.0.1:\(bound)/jwks") && JWKSSource("keys.json") == .file("keys.json"))
 
         var auth = AuthConfiguration()
-        auth.jwksJSON = try await source.read()
+        // A generous deadline: the fetch's handler runs on the test process's shared executor,
+        // which CPU-bound suites running in parallel can keep busy for seconds.
+        auth.jwksJSON = try await source.read(timeout: .seconds(300))
         let ring = try await KeyRing(auth: auth, verified: VerifiedTokens())
         let t1 = try await Self.sign(k1, kid: "k1", student: "a"), t2 = try await Self.sign(k2, kid: "k2", student: "b")
         #expect(try await ring.verify(t1).sub.value == "a")
@@ -210,7 +213,7 @@ import Testing
         #expect(try await ring.verify(t1).sub.value == "a")
         published.withLock { $0 = (200, Self.jwks([("k2", k2)])) }
         var rotated = false
-        for _ in 0..<2_000 where !rotated {
+        for _ in 0..<12_000 where !rotated {  // at least 60 s (see above)
             rotated = (try? await ring.verify(t2)) != nil
             if !rotated { try await Task.sleep(for: .milliseconds(5)) }
         }

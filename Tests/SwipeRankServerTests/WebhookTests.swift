@@ -64,6 +64,7 @@ import Testing
         try await receiver.run { port in
             let store = MemoryStore()
             var webhook = WebhookConfiguration(url: "http://127.0.0.1:\(port)/hook", secret: Self.secret)
+            webhook.timeout = .seconds(300)  // the receiver's handler shares the test process's executor with CPU-bound suites
             webhook.backoff = .milliseconds(40)
             let config = webhook
             try await Harness(store: store, configure: { $0.webhook = config; $0.operatorKey = ItemRouteTests.key }).run { c in

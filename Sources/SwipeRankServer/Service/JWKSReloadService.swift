@@ -9,7 +9,7 @@ import ServiceLifecycle
 public enum JWKSSource: Sendable, Hashable {
     /// A file on disk.
     case file(String)
-    /// An `http(s)://` URL, fetched with a 10 s timeout; anything but a 200 is an error.
+    /// An `http(s)://` URL, fetched with a timeout (`read(timeout:)`); anything but a 200 is an error.
     case url(String)
 
     /// The source named by `text`: a URL when it starts with `http://` or `https://`, else a file.
@@ -19,8 +19,10 @@ public enum JWKSSource: Sendable, Hashable {
 
     /// The key set's text.
     ///
+    /// - Parameter timeout: How long a URL's fetch may take (10 s unless told: an identity
+    ///   provider that does not answer by then is down, and the keys in service stay).
     /// - Throws: `AuthSetupError` naming the file or URL and what failed.
-    public func read() async throws -> String {
+    public func read(timeout: Duration = .seconds(10)) async throws -> String {
         switch self {
         case let .file(path):
             do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
@@ -28,7 +30,7 @@ public enum JWKSSource: Sendable, Hashable {
             }
         case let .url(url):
             do {
-                let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+                let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
                 let body = try await response.body.collect(upTo: 1 << 20)
                 guard response.status == .ok else { throw AuthSetupError("\(url): the JWKS answered HTTP \(response.status.code)") }
                 return String(buffer: body)
