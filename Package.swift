@@ -158,6 +158,7 @@ let package = Package(
             dependencies: [
                 "SwipeRankServer",
                 "SwipeRankNumerics",
+                "SwipeRankEvaluation",  // the scheduled refit's tests fit with FactorFit
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "CompressNIO", package: "compress-nio"),

@@ -9,7 +9,9 @@ import SwipeRankNumerics
 /// Objective, over every student u and every catalog item i:
 /// `Σ wᵤᵢ (pᵤᵢ − vᵢ·uᵤ)² + λ(Σ‖uᵤ‖² + Σ‖vᵢ‖²)` with `p = 1` for a like and 0 otherwise, and
 /// `w = 1 + α` for a like, `1 + α⁻` for a dislike (`dislikeConfidence`; the answer to a card
-/// shown), 1 for an item never swiped (the implicit negatives). Each half-step is a ridge
+/// shown), `1 + α°` for a card served and never answered (`shownConfidence`; only where the
+/// log says what was served: the service's own log, `serve --refit-every`), 1 for an item
+/// never swiped (the implicit negatives). Each half-step is a ridge
 /// solve per entity: `(G + λI + Σ c xxᵀ) y = Σ (1 + α) x` over its likes, with `G` the Gram
 /// matrix of the other side (one `dsyrk`), Cholesky-solved; students and items are solved in
 /// parallel chunks, each result written to its own slot, so the fit is the same for a seed on
@@ -32,6 +34,10 @@ public enum FactorFit {
         public var confidence = 10.0
         /// The confidence of a dislike (≥ 0).
         public var dislikeConfidence = 10.0
+        /// The confidence of a card served and left unanswered (≥ 0; 0: as if never served).
+        /// Weaker than a dislike: the student may simply have stopped. The student's online
+        /// update does not use it (a card on screen is usually about to be answered).
+        public var shownConfidence = 0.0
         /// Alternating iterations (≥ 1).
         public var iterations = 12
         /// Ridge λ of the feature embedding (> 0).
@@ -50,6 +56,7 @@ public enum FactorFit {
         /// `"f=32 λ=1 α=10 α⁻=10 iterations=12"`.
         public var summary: String {
             "f=\(dimension) λ=\(regularization) α=\(confidence) α⁻=\(dislikeConfidence) iterations=\(iterations)"
+                + (shownConfidence > 0 ? " α°=\(shownConfidence)" : "")
                 + (featureInformed ? " feature-informed" : "")
         }
     }
@@ -59,37 +66,50 @@ public enum FactorFit {
     /// - Parameters:
     ///   - catalog: The catalog (its ids and feature columns).
     ///   - interactions: The log, in any order.
+    ///   - shown: Cards served and never answered, (student, item) in any order; pairs the
+    ///     student also swiped are ignored (the answer counts). Used with
+    ///     `Options.shownConfidence` > 0.
     ///   - options: The settings.
     ///   - weight: γ, written into the file (choose it with `chooseWeight`).
     ///   - progress: Called after each iteration with (done, total).
     /// - Returns: The file (factors for the items the log names, and the feature embedding).
     /// - Throws: `DataError` for an unknown item, or a solve that fails (a non-finite value).
     /// - Complexity: O(iterations × (swipes × f² + (students + items) × f³)).
-    public static func fit(catalog: Catalog, interactions: [Interaction], options: Options = Options(), weight: Double = 1,
+    public static func fit(catalog: Catalog, interactions: [Interaction], shown: [(studentID: String, itemID: String)] = [],
+                           options: Options = Options(), weight: Double = 1,
                            progress: (Int, Int) -> Void = { _, _ in }) throws -> FactorModelFile {
         precondition(options.dimension >= 1 && options.regularization > 0 && options.confidence > 0
-                     && options.dislikeConfidence >= 0 && options.iterations >= 1 && options.embeddingRegularization > 0,
+                     && options.dislikeConfidence >= 0 && options.shownConfidence >= 0 && options.iterations >= 1 && options.embeddingRegularization > 0,
                      "invalid factor fit options")
         let f = options.dimension
         // Students in a fixed order; the last answer per (student, item) in time.
         var students: [String: Int] = [:]
-        var latest: [Int: [Int: (Int64, String, Bool)]] = [:]
+        var latest: [Int: [Int: (Int64, String, Answer)]] = [:]
         for x in interactions {
             guard let row = catalog.row(of: x.itemID) else {
                 throw DataError(.unknownReference, source: "interactions", detail: "unknown item \"\(x.itemID)\"")
             }
             let u = students[x.studentID] ?? { let id = students.count; students[x.studentID] = id; return id }()
-            let key = (x.timestamp, x.itemID, x.action == .like)
+            let key = (x.timestamp, x.itemID, x.action == .like ? Answer.like : .dislike)
             if let old = latest[u]?[row], (old.0, old.1) > (key.0, key.1) { continue }
             latest[u, default: [:]][row] = key
         }
+        if options.shownConfidence > 0 {
+            for x in shown {
+                guard let row = catalog.row(of: x.itemID) else {
+                    throw DataError(.unknownReference, source: "served cards", detail: "unknown item \"\(x.itemID)\"")
+                }
+                let u = students[x.studentID] ?? { let id = students.count; students[x.studentID] = id; return id }()
+                if latest[u]?[row] == nil { latest[u, default: [:]][row] = (Int64.min, x.itemID, .shown) }
+            }
+        }
         // Renumber students by id so the fit does not depend on the log's order.
         let order = students.keys.sorted()
-        let byStudent: [[(row: Int, liked: Bool)]] = order.map { id in
-            (latest[students[id]!] ?? [:]).map { (row: $0.key, liked: $0.value.2) }.sorted { $0.row < $1.row }
+        let byStudent: [[(row: Int, answer: Answer)]] = order.map { id in
+            (latest[students[id]!] ?? [:]).map { (row: $0.key, answer: $0.value.2) }.sorted { $0.row < $1.row }
         }
-        var byItem = [[(row: Int, liked: Bool)]](repeating: [], count: catalog.count)
-        for (u, log) in byStudent.enumerated() { for x in log { byItem[x.row].append((u, x.liked)) } }
+        var byItem = [[(row: Int, answer: Answer)]](repeating: [], count: catalog.count)
+        for (u, log) in byStudent.enumerated() { for x in log { byItem[x.row].append((u, x.answer)) } }
         let seen = byItem.indices.filter { !byItem[$0].isEmpty }
 
         var rng = SplitMix64(seed: options.seed)
@@ -116,6 +136,11 @@ public enum FactorFit {
                                fittedOn: "swiperank fit-factors: \(order.count) students, \(interactions.count) swipes, \(options.summary)")
     }
 
+    /// What a student did with an item, as the objective weighs it.
+    enum Answer: Sendable {
+        case like, dislike, shown
+    }
+
     /// Every row's factor as its features predict it, `xᵢᵀE` (row-major N × f).
     private static func predicted(catalog: Catalog, embedding: [[Double]], f: Int) -> [Double] {
         var means = [Double](repeating: 0, count: catalog.count * f)
@@ -130,7 +155,7 @@ public enum FactorFit {
 
     /// One half-step: every entity's ridge solve against the other side's fixed factors, the
     /// ridge pulling toward `priorMeans` (row-major, one per entity) where given, else toward 0.
-    private static func solve(into result: inout [Double], count: Int, logs: [[(row: Int, liked: Bool)]], other: [Double], f: Int,
+    private static func solve(into result: inout [Double], count: Int, logs: [[(row: Int, answer: Answer)]], other: [Double], f: Int,
                               options: Options, priorMeans: [Double]?) throws {
         var background = gramMatrix(rows: other, count: other.count / f, dimension: f)
         for j in 0..<f { background[j * f + j] += options.regularization }
@@ -147,7 +172,12 @@ public enum FactorFit {
                     var a = gram
                     for j in 0..<f { b[j] = priorMeans.map { options.regularization * $0[e * f + j] } ?? 0 }
                     for x in logs[e] {
-                        let c = x.liked ? options.confidence : options.dislikeConfidence
+                        let c: Double
+                        switch x.answer {
+                        case .like: c = options.confidence
+                        case .dislike: c = options.dislikeConfidence
+                        case .shown: c = options.shownConfidence
+                        }
                         let base = x.row * f
                         if c > 0 {
                             for i in 0..<f {
@@ -155,7 +185,7 @@ public enum FactorFit {
                                 for j in 0...i { a[i * f + j] += ci * other[base + j] }
                             }
                         }
-                        if x.liked { for j in 0..<f { b[j] += (1 + options.confidence) * other[base + j] } }
+                        if x.answer == .like { for j in 0..<f { b[j] += (1 + options.confidence) * other[base + j] } }
                     }
                     for i in 0..<f { for j in 0..<i { a[j * f + i] = a[i * f + j] } }
                     let y = try CholeskyFactor(symmetric: a, dimension: f).solve(b)

@@ -17,8 +17,8 @@ import SwipeRankStore
 /// The connection pool is a service-lifecycle `Service`: run the store (`run()`, or add it to
 /// a `ServiceGroup`) for as long as it is used.
 public final class PostgresStore: Sendable, Service {
-    private let client: PostgresClient
-    private let logger: Logger
+    let client: PostgresClient
+    let logger: Logger
     /// The schema the tables live in.
     public let schema: String
 
@@ -192,11 +192,21 @@ public final class PostgresStore: Sendable, Service {
             "CREATE INDEX webhook_due ON webhook_deliveries (status, next_attempt_at)",
             "CREATE INDEX webhook_by_time ON webhook_deliveries (created_at)",
         ]),
+        ("v6: fitted models", [
+            """
+            CREATE TABLE models (
+                kind TEXT NOT NULL,
+                version BIGINT NOT NULL,
+                data BYTEA NOT NULL,
+                created_at BIGINT NOT NULL,
+                PRIMARY KEY (kind, version))
+            """,
+        ]),
     ]
 
     /// Runs `body`, turning any failure into a `StoreError` that says what failed (the
     /// server logs it; clients see only a 500).
-    private func call<T>(_ what: String, _ body: () async throws -> T) async throws(StoreError) -> T {
+    func call<T>(_ what: String, _ body: () async throws -> T) async throws(StoreError) -> T {
         do {
             return try await body()
         } catch {
@@ -219,7 +229,7 @@ public final class PostgresStore: Sendable, Service {
         return StoreError("\(what) failed: \(error)")
     }
 
-    private struct ConflictSignal: Error {}
+    struct ConflictSignal: Error {}
 
     private static func isUniqueViolation(_ error: any Error) -> Bool {
         (cause(error) as? PSQLError)?.serverInfo?[.sqlState] == "23505"

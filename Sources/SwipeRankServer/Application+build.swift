@@ -49,6 +49,9 @@ public struct ServerConfiguration: Sendable {
     /// Count guest sign-ups by the last `X-Forwarded-For` address (set when a reverse proxy you
     /// run appends it; never otherwise, since a client could write any address there).
     public var trustForwardedFor = false
+    /// Refits the collaborative model from the service's own log on a schedule (each
+    /// catalog its own model); nil: the model stays the one given at start.
+    public var refit: RefitOptions?
     /// Makes the id of each new guest (`POST /auth/guest`); random by default.
     public var guestID: @Sendable () -> String = { AuthController.randomGuestID() }
 
@@ -158,6 +161,8 @@ final class SharedParts: Sendable {
     let verified: VerifiedTokens
     let locks = KeyedLock()
     let migrations = MigrationLedger()
+    /// The scheduled refit's record (`/health`).
+    let refits = RefitLedger()
     let hub = GroupEventHub()
     let relay: GroupRelay?
 
@@ -211,6 +216,8 @@ struct ServiceParts<M: ServableMatcher>: Sendable {
     let shared: SharedParts
     let generations: ServiceGenerations<M>
     let catalog: CatalogManager<M>?
+    /// The scheduled refit (`ServerConfiguration.refit`), or nil.
+    let refitter: ModelRefitter<M>?
     var responder: GenerationResponder<M> { GenerationResponder(generations: generations) }
     /// The current generation's group service (tests drain its students' snapshots).
     var groups: GroupService<M> { generations.current.groups }
@@ -227,21 +234,27 @@ func buildParts<M: ServableMatcher>(
                              keys: try await KeyRing(auth: configuration.auth, verified: verified), verified: verified, metrics: metrics)
     let manager = ManagerSlot<M>()
     let generations = ServiceGenerations(makeGeneration(engine: engine, sequence: 0, shared: shared, catalog: { manager.value }))
+    let installer = GenerationInstaller(generations: generations, shared: shared, manager: manager)
+    let refitter = configuration.refit.map {
+        ModelRefitter(installer: installer, store: store, options: $0, ledger: shared.refits, logger: logger, clock: configuration.service.clock)
+    }
+    // A restarted instance serves the newest stored model from its first request.
+    if let refitter { await refitter.follow() }
     if let source {
         let built = try CatalogManager(source: source, store: store, logger: logger) { engine, sequence in
-            generations.swap(makeGeneration(engine: engine, sequence: sequence, shared: shared, catalog: { manager.value }))
+            installer.installCatalog(engine, sequence: sequence)
         }
         manager.value = built
         // The first generation was built before the manager existed: build it again with the
         // item routes, then apply what the store holds.
-        generations.swap(makeGeneration(engine: engine, sequence: 0, shared: shared, catalog: { built }))
+        installer.installCatalog(engine, sequence: 0)
         do {
             try await built.catchUp()
         } catch let error as DataError {
             throw CatalogStartError("the catalog edits stored in the database do not apply to this catalog file: \(error)")
         }
     }
-    return ServiceParts(shared: shared, generations: generations, catalog: manager.value)
+    return ServiceParts(shared: shared, generations: generations, catalog: manager.value, refitter: refitter)
 }
 
 /// The catalog manager, set once it exists (its install closure builds generations that name it).
@@ -280,7 +293,8 @@ func makeGeneration<M: ServableMatcher>(
     router.add(middleware: CORSMiddleware(origins: configuration.corsOrigins))
     router.add(middleware: RequestMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware<SwipeRankRequestContext>(routes: table, requestID: { $0.requestID }))
-    PublicController(service: service, metrics: metrics).addRoutes(to: router, table: table)
+    PublicController(service: service, metrics: metrics, refits: configuration.refit == nil ? nil : shared.refits)
+        .addRoutes(to: router, table: table)
     CatalogInfoController(service: service).addRoutes(to: router, table: table)
     AuthController(keys: keys, buckets: shared.guestBuckets, clock: configuration.service.clock, newGuestID: configuration.guestID,
                    trustForwardedFor: configuration.trustForwardedFor)

@@ -126,6 +126,28 @@ components:
         catalog: {$ref: '#/components/schemas/HealthCatalog'}
         model_version: {type: string}
         migration: {$ref: '#/components/schemas/HealthMigration'}
+        refit: {$ref: '#/components/schemas/HealthRefit'}
+    HealthRefit:
+      type: object
+      description: >-
+        With `serve --refit-every`: the stored model version in service (0: the one given at start)
+        and the last refit attempt on this instance (fitted, held by another instance, recent: a
+        model younger than the interval is stored, too_few_swipes, failed: the current model keeps
+        serving).
+      required: [model_version]
+      additionalProperties: false
+      properties:
+        model_version: {type: integer}
+        last_attempt: {$ref: '#/components/schemas/RefitAttempt'}
+    RefitAttempt:
+      type: object
+      required: [outcome, at]
+      additionalProperties: false
+      properties:
+        outcome: {type: string, enum: [fitted, held, recent, too_few_swipes, failed]}
+        at: {type: integer, format: int64, description: Unix milliseconds.}
+        swipes: {type: integer, description: The swipes fitted on (fitted) or found (too_few_swipes).}
+        detail: {type: string, description: Why it failed.}
     Liveness:
       type: object
       required: [status]
@@ -1839,6 +1861,58 @@ paths:
      },
      "migration": {
       "$ref": "#/components/schemas/HealthMigration"
+     },
+     "refit": {
+      "$ref": "#/components/schemas/HealthRefit"
+     }
+    }
+   },
+   "HealthRefit": {
+    "type": "object",
+    "description": "With `serve --refit-every`: the stored model version in service (0: the one given at start) and the last refit attempt on this instance (fitted, held by another instance, recent: a model younger than the interval is stored, too_few_swipes, failed: the current model keeps serving).",
+    "required": [
+     "model_version"
+    ],
+    "additionalProperties": false,
+    "properties": {
+     "model_version": {
+      "type": "integer"
+     },
+     "last_attempt": {
+      "$ref": "#/components/schemas/RefitAttempt"
+     }
+    }
+   },
+   "RefitAttempt": {
+    "type": "object",
+    "required": [
+     "outcome",
+     "at"
+    ],
+    "additionalProperties": false,
+    "properties": {
+     "outcome": {
+      "type": "string",
+      "enum": [
+       "fitted",
+       "held",
+       "recent",
+       "too_few_swipes",
+       "failed"
+      ]
+     },
+     "at": {
+      "type": "integer",
+      "format": "int64",
+      "description": "Unix milliseconds."
+     },
+     "swipes": {
+      "type": "integer",
+      "description": "The swipes fitted on (fitted) or found (too_few_swipes)."
+     },
+     "detail": {
+      "type": "string",
+      "description": "Why it failed."
      }
     }
    },

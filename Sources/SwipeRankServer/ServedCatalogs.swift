@@ -58,6 +58,9 @@ func backgroundServices<M: ServableMatcher>(_ parts: ServiceParts<M>, configurat
     if let manager = parts.catalog {
         services.append(CatalogPollService(catalog: manager, interval: configuration.catalogPollInterval))
     }
+    if let refitter = parts.refitter {
+        services.append(ModelRefitService(refitter: refitter, sweep: configuration.service.migrationSweep))
+    }
     if let source = configuration.jwks {
         services.append(JWKSReloadService(source: source, interval: configuration.jwksReloadInterval, ring: parts.shared.keys,
                                           logger: parts.shared.logger))

@@ -93,5 +93,6 @@ public struct GroupRecord: Sendable, Hashable {
     }
 }
 
-/// Everything the service needs from a store: students, groups, the app's events and the catalog's changes.
-public typealias ServiceStore = StudentStore & GroupStore & AppEventLog & CatalogLog & WebhookOutbox
+/// Everything the service needs from a store: students, groups, the app's events, the catalog's
+/// changes, the webhook outbox and the fitted models.
+public typealias ServiceStore = StudentStore & GroupStore & AppEventLog & CatalogLog & WebhookOutbox & ModelRegistry

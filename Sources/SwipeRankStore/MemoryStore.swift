@@ -14,6 +14,9 @@ public final class MemoryStore: StudentStore {
     let groupTable = MemoryGroups()
     let appEventTable = MemoryAppEvents()
     let catalogTable = Mutex<[CatalogChange]>([])
+    /// Models by kind, oldest first (`ModelRegistry`).
+    let modelTable = Mutex<[String: [StoredModel]]>([:])
+    let jobClaims = JobClaims()
 
     /// Creates an empty store.
     public init() {}

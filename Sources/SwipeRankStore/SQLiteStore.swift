@@ -22,6 +22,8 @@ public final class SQLiteStore: StudentStore {
     let pool: DatabasePool
     private let batcher: GroupCommit<PendingAppend, Result<AppendOutcome, StoreError>>
     let checkpointer: WALCheckpointer
+    /// Jobs this process runs (`withExclusiveJob`).
+    let jobClaims = JobClaims()
     /// The database file.
     public let path: String
 
@@ -203,6 +205,17 @@ public final class SQLiteStore: StudentStore {
                 );
                 CREATE INDEX webhook_due ON webhook_deliveries(status, next_attempt_at);
                 CREATE INDEX webhook_by_time ON webhook_deliveries(created_at);
+                """)
+        }
+        migrator.registerMigration("v8: fitted models") { db in
+            try db.execute(sql: """
+                CREATE TABLE models (
+                    kind TEXT NOT NULL,
+                    version INTEGER NOT NULL,
+                    data BLOB NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    PRIMARY KEY (kind, version)
+                )
                 """)
         }
         return migrator

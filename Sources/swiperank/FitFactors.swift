@@ -1,11 +1,14 @@
 import ArgumentParser
 import Foundation
+import Logging
+import SwipeRankServer
+import Synchronization
 import SwipeRank
 import SwipeRankEvaluation
 
 /// `swiperank fit-factors`: fits a collaborative model (implicit ALS with a feature embedding)
 /// from a log of swipes; `serve`, `evaluate` and `recommend` load it with `--factors`.
-struct FitFactors: ParsableCommand {
+struct FitFactors: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fit-factors",
         abstract: "Fit a collaborative model (item factors and a feature embedding, implicit ALS) from logged swipes; serve loads it with --factors.",
@@ -19,6 +22,15 @@ struct FitFactors: ParsableCommand {
 
     @Option(help: "The logged swipes CSV (student_id, item_id, action, timestamp).")
     var interactions: String = "datasets/swipes.csv"
+
+    @Option(help: "Fit from the service's own log instead of --interactions: sqlite (the --database file) or a postgres:// URL (the default catalog's students). Swipes and saves are the answers; cards served and never answered weigh --shown-confidence.")
+    var store: String?
+
+    @Option(help: "With --store sqlite: the file (default swiperank.sqlite).")
+    var database: String?
+
+    @Option(help: "With --store: α°, the confidence of a card served and never answered (≥ 0; 0: as if never served).")
+    var shownConfidence: Double = 1
 
     @Option(help: "The students CSV (only for --choose: the prior the factors are weighed against needs profiles; colleges default to datasets/students.csv, --schema catalogs to everyone in the log).")
     var students: String?
@@ -71,10 +83,26 @@ struct FitFactors: ParsableCommand {
         guard (1...1_000).contains(iterations) else { throw ValidationError("--iterations must be in 1...1000, got \(iterations)") }
         guard weight.isFinite && weight >= 0 else { throw ValidationError("--weight must be finite and not negative, got \(weight)") }
         guard exposureWeight.isFinite && exposureWeight >= 0 else { throw ValidationError("--exposure-weight must not be negative") }
+        guard shownConfidence.isFinite && shownConfidence >= 0 else { throw ValidationError("--shown-confidence must not be negative") }
+        if store != nil && choose { throw ValidationError("--choose needs --interactions (it holds each student's last 30% out by time)") }
     }
 
-    func run() throws {
+    func run() async throws {
         let policy: BadRowPolicy = skipBadRows ? .skip : .fail
+        if let name = store {
+            let logged = try await readStore(name)
+            let shown = logged.shown.map { (studentID: $0.studentID, itemID: $0.itemID) }
+            let log = logged.judgements.map {
+                Interaction(studentID: $0.studentID, itemID: $0.itemID, action: $0.liked ? .like : .dislike, timestamp: $0.timestamp)
+            }
+            print("read \(log.count) swipes and saves and \(shown.count) unanswered cards of \(logged.students) students from the store")
+            if let schema = catalogOptions.schema {
+                try fit(SwipeEngine(matcher: try catalogOptions.loadItems(schema: schema)), { [] }, log, shown: shown)
+            } else {
+                try fit(SwipeEngine(matcher: try catalogOptions.schoolMatcher()), { [] }, log, shown: shown)
+            }
+            return
+        }
         if let schema = catalogOptions.schema {
             let engine = SwipeEngine(matcher: try catalogOptions.loadItems(schema: schema))
             let users = try students.map { path in
@@ -93,8 +121,29 @@ struct FitFactors: ParsableCommand {
         }
     }
 
-    func fit<M: Matcher>(_ engine: SwipeEngine<M>, _ roster: () -> [DatasetStudent<M.Profile>], _ log: [Interaction]) throws {
-        guard !log.isEmpty else { throw CLIError("\(interactions): no swipes to fit factors on") }
+    /// The default catalog's log from the service's store.
+    func readStore(_ name: String) async throws -> LoggedSwipes {
+        let ids: Set<String>
+        if let schema = catalogOptions.schema {
+            ids = Set(try catalogOptions.loadItems(schema: schema).catalog.ids)
+        } else {
+            ids = Set(try catalogOptions.schoolMatcher().catalog.ids)
+        }
+        let result = Mutex<LoggedSwipes?>(nil)
+        try await withStore(name, sqlitePath: database ?? "swiperank.sqlite", mustExist: true, logger: Logger(label: "swiperank.fit-factors")) { store, _ in
+            do {
+                let log = try await LoggedSwipes.read(from: store, itemIDs: ids)
+                result.withLock { $0 = log }
+            } catch {
+                throw CLIError("reading the store: \(error)")
+            }
+        }
+        return result.withLock { $0 } ?? LoggedSwipes()
+    }
+
+    func fit<M: Matcher>(_ engine: SwipeEngine<M>, _ roster: () -> [DatasetStudent<M.Profile>], _ log: [Interaction],
+                         shown: [(studentID: String, itemID: String)] = []) throws {
+        guard !log.isEmpty else { throw CLIError("\(store == nil ? interactions : "the store"): no swipes to fit factors on") }
         let scale = engine.matcher.calibration.scale
         var options = FactorFit.Options()
         options.dimension = dimension
@@ -104,6 +153,7 @@ struct FitFactors: ParsableCommand {
         options.iterations = iterations
         options.featureInformed = !noFeaturePrior
         options.seed = seed
+        if store != nil { options.shownConfidence = shownConfidence }
         var gamma = weight * scale
         let start = Date()
         do {
@@ -116,7 +166,7 @@ struct FitFactors: ParsableCommand {
                 gamma = choice.weight
             }
             let interactive = isatty(STDERR_FILENO) != 0
-            let file = try FactorFit.fit(catalog: engine.matcher.catalog, interactions: log, options: options, weight: gamma) { done, total in
+            let file = try FactorFit.fit(catalog: engine.matcher.catalog, interactions: log, shown: shown, options: options, weight: gamma) { done, total in
                 guard interactive else { return }
                 let bar = String(repeating: "█", count: 20 * done / total) + String(repeating: "·", count: 20 - 20 * done / total)
                 FileHandle.standardError.write(Data("\r  fitting \(bar) \(done)/\(total) iterations".utf8))

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import SwipeRank
+import SwipeRankEvaluation
 import SwipeRankPostgres
 import SwipeRankServer
 import SwipeRankStore
@@ -109,6 +110,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "With --schema: a binary catalog cache file (env SWIPERANK_CATALOG_CACHE). Read at start when it was built from this CSV and schema (no CSV parsing: a million items start in about a second); else the catalog is built from the CSV and the file written for the next start. A file that is not a cache, is truncated or fails its checksum stops the start. `swiperank catalog build` writes one ahead.")
     var catalogCache: String?
 
+    @Option(help: "Refit the collaborative model from the service's own log this often, e.g. 30m, 6h, 1d (env SWIPERANK_REFIT_EVERY; default off). Swipes and saves are the answers, cards served and never answered weak negatives; the settings are the loaded --factors file's (else fit-factors' defaults). One instance fits at a time (a PostgreSQL advisory lock; a file lock beside a SQLite store); the model is stored in the database and every instance installs the newest, a restart included. A fit that fails, or a model that does not apply to the catalog, leaves the current one serving.")
+    var refitEvery: String?
+
+    @Option(help: "With --refit-every: the fewest logged swipes worth a fit (env SWIPERANK_REFIT_MIN_SWIPES; default 100).")
+    var refitMinSwipes: Int?
+
+    @Option(help: "With --refit-every: α°, the confidence of a card served and never answered (0: as if never served; env SWIPERANK_REFIT_SHOWN_CONFIDENCE; default 1).")
+    var refitShownConfidence: Double?
+
     @Option(help: "on: at start, walk every stored student and migrate those stored under another catalog or model, one at a time in the background; off: each is migrated on its first request (env SWIPERANK_MIGRATION_SWEEP; default on).")
     var migrationSweep: String?
 
@@ -210,6 +220,14 @@ struct Serve: AsyncParsableCommand {
         let sweepName = migrationSweep ?? env["SWIPERANK_MIGRATION_SWEEP"] ?? "on"
         guard ["on", "off"].contains(sweepName) else { throw ValidationError("--migration-sweep must be on or off, got \(sweepName)") }
         config.service.migrationSweep = sweepName == "on"
+        if let every = refitEvery ?? env["SWIPERANK_REFIT_EVERY"] {
+            var refit = RefitOptions(interval: try Self.duration(every, "--refit-every"),
+                                     fit: Self.refitFit(shownConfidence: try refitShownConfidence
+                                                            ?? Self.double(env["SWIPERANK_REFIT_SHOWN_CONFIDENCE"], "SWIPERANK_REFIT_SHOWN_CONFIDENCE") ?? 1))
+            refit.minimumSwipes = try refitMinSwipes ?? Self.int(env["SWIPERANK_REFIT_MIN_SWIPES"], "SWIPERANK_REFIT_MIN_SWIPES") ?? refit.minimumSwipes
+            guard refit.minimumSwipes >= 1 else { throw ValidationError("--refit-min-swipes must be at least 1") }
+            config.refit = refit
+        }
         let levelName = logLevel ?? env["SWIPERANK_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelName) else { throw ValidationError("unknown log level \(levelName)") }
         var logger = Logger(label: "swiperank")
@@ -297,6 +315,42 @@ struct Serve: AsyncParsableCommand {
         guard let raw else { return nil }
         guard let value = Int(raw) else { throw ValidationError("\(name) must be an integer, got \(raw)") }
         return value
+    }
+
+    static func double(_ raw: String?, _ name: String) throws -> Double? {
+        guard let raw else { return nil }
+        guard let value = Double(raw), value.isFinite, value >= 0 else { throw ValidationError("\(name) must be a number ≥ 0, got \(raw)") }
+        return value
+    }
+
+    /// `90s`, `30m`, `6h`, `1d` (at least a second, at most a year).
+    static func duration(_ raw: String, _ name: String) throws -> Duration {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+        guard let unit = raw.last.flatMap({ units[$0] }), let count = Int64(raw.dropLast()), count >= 1, count * unit <= 366 * 86_400 else {
+            throw ValidationError("\(name) is a count and a unit (s, m, h, d) between 1s and 366d, e.g. 6h; got \(raw.prefix(40))")
+        }
+        return .seconds(count * unit)
+    }
+
+    /// The scheduled refit: `FactorFit` with the serving model's settings (fit-factors'
+    /// defaults and γ = 16 × scale without one), cards served and never answered weighing
+    /// `shownConfidence`.
+    static func refitFit(shownConfidence: Double) -> @Sendable (LoggedSwipes, RefitContext) throws -> FactorModelFile {
+        { log, context in
+            var options = FactorFit.Options()
+            if let current = context.current {
+                options.dimension = current.dimension
+                options.regularization = current.regularization
+                options.confidence = current.confidence
+                options.dislikeConfidence = current.dislikeConfidence
+            }
+            options.shownConfidence = shownConfidence
+            let interactions = log.judgements.map {
+                Interaction(studentID: $0.studentID, itemID: $0.itemID, action: $0.liked ? .like : .dislike, timestamp: $0.timestamp)
+            }
+            return try FactorFit.fit(catalog: context.catalog, interactions: interactions, shown: log.shown.map { ($0.studentID, $0.itemID) },
+                                     options: options, weight: context.current?.weight ?? 16 * context.scale)
+        }
     }
 }
 

@@ -366,8 +366,26 @@ struct ExportLiveTests {
         let factors = dir.appendingPathComponent("factors.json").path
         let fit = try CLI.run(["fit-factors", "--interactions", out + "/interactions.csv", "--output", factors, "--dimension", "4"])
         #expect(fit.status == 0 && fit.stdout.contains("on 32 swipes"), "\(fit.stderr)")
-        let withFactors = try ServeLiveTests.Server(arguments: ["--database", dir.appendingPathComponent("factors.sqlite").path, "--factors", factors])
+        // The same swipes read straight from the service's database: the same factors.
+        let fromStore = dir.appendingPathComponent("from-store.json").path
+        let direct = try CLI.run(["fit-factors", "--store", "sqlite", "--database", database, "--output", fromStore, "--dimension", "4"])
+        #expect(direct.status == 0 && direct.stdout.contains("read 32 swipes and saves and 0 unanswered cards of 2 students")
+                && direct.stdout.contains("on 32 swipes"), "\(direct.stderr)")
+        func itemFactors(_ path: String) throws -> [[Double]]? {
+            (try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])?["item_factors"] as? [[Double]]
+        }
+        #expect(try itemFactors(fromStore) == itemFactors(factors) && itemFactors(factors) != nil)
+        let noStore = try CLI.run(["fit-factors", "--store", "sqlite", "--database", dir.appendingPathComponent("none.sqlite").path, "--output", fromStore])
+        #expect(noStore.status != 0 && noStore.stderr.contains("no SQLite store"), "\(noStore.stderr)")
+        for bad in ["0s", "5x", "h", "400d"] {
+            let refused = try CLI.run(["serve", "--port", "0", "--database", dir.appendingPathComponent("bad.sqlite").path, "--refit-every", bad])
+            #expect(refused.status != 0 && refused.stderr.contains("--refit-every"), "\(bad): \(refused.stderr)")
+        }
+        let withFactors = try ServeLiveTests.Server(arguments: ["--database", dir.appendingPathComponent("factors.sqlite").path, "--factors", factors,
+                                                                "--refit-every", "6h"])
         defer { withFactors.kill() }
+        let (_, health) = try await ServeLiveTests.call(withFactors.port, "GET", "/health", token: token)
+        #expect((health["refit"] as? [String: Any])?["model_version"] as? Int == 0, "\(health)")
         let fresh = try CLI.run(["token", "--student", "exp-c"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try await ServeLiveTests.call(withFactors.port, "PUT", "/student/profile", token: fresh, body: profile).0 == 201)
         for round in 0..<2 {

@@ -78,6 +78,41 @@ struct FactorFitTests {
         }
     }
 
+    @Test("cards served and never answered: weight α° as a dislike of that confidence would; α° = 0 or an answered pair changes nothing")
+    func shownCards() throws {
+        let log = Self.log(students: 40, seed: 7)
+        var options = FactorFit.Options()
+        options.dimension = 4
+        options.iterations = 4
+        options.dislikeConfidence = 3
+        let plain = try FactorFit.fit(catalog: Self.catalog, interactions: log, options: options)
+        // Every dislike as a card left unanswered instead, weighed with the dislike's confidence:
+        // the same objective, so the same factors.
+        let dislikes = log.filter { $0.action == .dislike }
+        let asShown = dislikes.map { (studentID: $0.studentID, itemID: $0.itemID) }
+        var shownOptions = options
+        shownOptions.shownConfidence = 3
+        let shown = try FactorFit.fit(catalog: Self.catalog, interactions: log.filter { $0.action == .like }, shown: asShown,
+                                      options: shownOptions)
+        #expect(shown.itemIDs == plain.itemIDs)
+        #expect(shown.itemFactors == plain.itemFactors)
+        #expect(shown.featureEmbedding == plain.featureEmbedding)
+        // α° = 0: the served cards are ignored, byte for byte.
+        let ignored = try FactorFit.fit(catalog: Self.catalog, interactions: log, shown: asShown + [("new-student", "i3")], options: options)
+        #expect(ignored.jsonData() == plain.jsonData())
+        // A pair the student answered counts as the answer, whatever α°.
+        let answered = try FactorFit.fit(catalog: Self.catalog, interactions: log, shown: asShown, options: shownOptions)
+        let answersOnly = try FactorFit.fit(catalog: Self.catalog, interactions: log, options: shownOptions)
+        #expect(answered.itemFactors == answersOnly.itemFactors)
+        // α° > 0 on cards nobody answered moves the factors.
+        let unanswered = [(studentID: "s0", itemID: "i36"), (studentID: "s1", itemID: "i37")]
+        let moved = try FactorFit.fit(catalog: Self.catalog, interactions: log, shown: unanswered, options: shownOptions)
+        #expect(moved.itemFactors != answered.itemFactors)
+        #expect { try FactorFit.fit(catalog: Self.catalog, interactions: log, shown: [("s0", "nope")], options: shownOptions) } throws: {
+            "\($0)".contains("nope")
+        }
+    }
+
     @Test("an interaction naming an item the catalog lacks is an error naming it")
     func unknownItem() {
         let log = [Interaction(studentID: "s", itemID: "nope", action: .like, timestamp: 1)]

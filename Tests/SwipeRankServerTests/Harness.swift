@@ -52,6 +52,11 @@ struct Harness {
     var configure: @Sendable (inout ServerConfiguration) -> Void = { _ in }
 
     func run(_ test: @escaping @Sendable (Client) async throws -> Void) async throws {
+        try await runWithParts { client, _ in try await test(client) }
+    }
+
+    /// `run(_:)`, the test also getting the service's parts (its generations, the refitter).
+    func runWithParts(_ test: @escaping @Sendable (Client, ServiceParts<SchoolMatcher>) async throws -> Void) async throws {
         var config = ServerConfiguration()
         config.auth = AuthConfiguration(hmacSecret: Fixtures.secret)
         config.service.clock = { 1_700_000_000_000 }
@@ -66,7 +71,7 @@ struct Harness {
             Task { try await CatalogPollService(catalog: manager, interval: .milliseconds(20)).run() }
         }
         defer { poll?.cancel() }
-        try await app.test(.router) { client in try await test(Client(client: client, auth: auth)) }
+        try await app.test(.router) { client in try await test(Client(client: client, auth: auth), parts) }
         // Snapshots are written after the requests that made them due: finish them, so a test
         // that opens the store again sees what this server stored.
         await parts.groups.students.snapshots.drain()

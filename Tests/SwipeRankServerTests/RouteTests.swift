@@ -423,6 +423,15 @@ extension FailingStore: WebhookOutbox {
     }
 }
 
+extension FailingStore: ModelRegistry {
+    func latestModelVersion(kind: String) async throws(StoreError) -> Int { throw StoreError("disk /var/secret.db gone") }
+    func latestModel(kind: String) async throws(StoreError) -> StoredModel? { throw StoreError("disk /var/secret.db gone") }
+    func putModel(kind: String, data: Data, createdAt: Int64) async throws(StoreError) -> Int { throw StoreError("disk /var/secret.db gone") }
+    func withExclusiveJob<T: Sendable>(_ name: String, _ body: @Sendable () async throws -> T) async throws -> T? {
+        throw StoreError("disk /var/secret.db gone")
+    }
+}
+
 @Suite struct StoreFailureTests {
     @Test("a failing store: 503 not ready, 500 SERVER_ERROR with the request id and nothing internal")
     func failingStore() async throws {

@@ -345,6 +345,8 @@ extension Components {
             public var model_version: Swift.String
             /// - Remark: Generated from `#/components/schemas/Health/migration`.
             public var migration: Components.Schemas.HealthMigration
+            /// - Remark: Generated from `#/components/schemas/Health/refit`.
+            public var refit: Components.Schemas.HealthRefit?
             /// Creates a new `Health`.
             ///
             /// - Parameters:
@@ -355,6 +357,7 @@ extension Components {
             ///   - catalog:
             ///   - model_version:
             ///   - migration:
+            ///   - refit:
             public init(
                 status: Components.Schemas.Health.statusPayload,
                 store: Components.Schemas.Health.storePayload,
@@ -362,7 +365,8 @@ extension Components {
                 cached_sessions: Swift.Int,
                 catalog: Components.Schemas.HealthCatalog,
                 model_version: Swift.String,
-                migration: Components.Schemas.HealthMigration
+                migration: Components.Schemas.HealthMigration,
+                refit: Components.Schemas.HealthRefit? = nil
             ) {
                 self.status = status
                 self.store = store
@@ -371,6 +375,7 @@ extension Components {
                 self.catalog = catalog
                 self.model_version = model_version
                 self.migration = migration
+                self.refit = refit
             }
             public enum CodingKeys: String, CodingKey {
                 case status
@@ -380,6 +385,7 @@ extension Components {
                 case catalog
                 case model_version
                 case migration
+                case refit
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -411,6 +417,10 @@ extension Components {
                     Components.Schemas.HealthMigration.self,
                     forKey: .migration
                 )
+                self.refit = try container.decodeIfPresent(
+                    Components.Schemas.HealthRefit.self,
+                    forKey: .refit
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "status",
                     "store",
@@ -418,7 +428,122 @@ extension Components {
                     "cached_sessions",
                     "catalog",
                     "model_version",
-                    "migration"
+                    "migration",
+                    "refit"
+                ])
+            }
+        }
+        /// With `serve --refit-every`: the stored model version in service (0: the one given at start) and the last refit attempt on this instance (fitted, held by another instance, recent: a model younger than the interval is stored, too_few_swipes, failed: the current model keeps serving).
+        ///
+        /// - Remark: Generated from `#/components/schemas/HealthRefit`.
+        public struct HealthRefit: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/HealthRefit/model_version`.
+            public var model_version: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/HealthRefit/last_attempt`.
+            public var last_attempt: Components.Schemas.RefitAttempt?
+            /// Creates a new `HealthRefit`.
+            ///
+            /// - Parameters:
+            ///   - model_version:
+            ///   - last_attempt:
+            public init(
+                model_version: Swift.Int,
+                last_attempt: Components.Schemas.RefitAttempt? = nil
+            ) {
+                self.model_version = model_version
+                self.last_attempt = last_attempt
+            }
+            public enum CodingKeys: String, CodingKey {
+                case model_version
+                case last_attempt
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.model_version = try container.decode(
+                    Swift.Int.self,
+                    forKey: .model_version
+                )
+                self.last_attempt = try container.decodeIfPresent(
+                    Components.Schemas.RefitAttempt.self,
+                    forKey: .last_attempt
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "model_version",
+                    "last_attempt"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RefitAttempt`.
+        public struct RefitAttempt: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RefitAttempt/outcome`.
+            @frozen public enum outcomePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case fitted = "fitted"
+                case held = "held"
+                case recent = "recent"
+                case too_few_swipes = "too_few_swipes"
+                case failed = "failed"
+            }
+            /// - Remark: Generated from `#/components/schemas/RefitAttempt/outcome`.
+            public var outcome: Components.Schemas.RefitAttempt.outcomePayload
+            /// Unix milliseconds.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RefitAttempt/at`.
+            public var at: Swift.Int64
+            /// The swipes fitted on (fitted) or found (too_few_swipes).
+            ///
+            /// - Remark: Generated from `#/components/schemas/RefitAttempt/swipes`.
+            public var swipes: Swift.Int?
+            /// Why it failed.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RefitAttempt/detail`.
+            public var detail: Swift.String?
+            /// Creates a new `RefitAttempt`.
+            ///
+            /// - Parameters:
+            ///   - outcome:
+            ///   - at: Unix milliseconds.
+            ///   - swipes: The swipes fitted on (fitted) or found (too_few_swipes).
+            ///   - detail: Why it failed.
+            public init(
+                outcome: Components.Schemas.RefitAttempt.outcomePayload,
+                at: Swift.Int64,
+                swipes: Swift.Int? = nil,
+                detail: Swift.String? = nil
+            ) {
+                self.outcome = outcome
+                self.at = at
+                self.swipes = swipes
+                self.detail = detail
+            }
+            public enum CodingKeys: String, CodingKey {
+                case outcome
+                case at
+                case swipes
+                case detail
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.outcome = try container.decode(
+                    Components.Schemas.RefitAttempt.outcomePayload.self,
+                    forKey: .outcome
+                )
+                self.at = try container.decode(
+                    Swift.Int64.self,
+                    forKey: .at
+                )
+                self.swipes = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .swipes
+                )
+                self.detail = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .detail
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "outcome",
+                    "at",
+                    "swipes",
+                    "detail"
                 ])
             }
         }

@@ -9,6 +9,8 @@ struct PublicController<M: ServableMatcher>: Sendable {
     typealias Context = SwipeRankRequestContext
     let service: StudentService<M>
     let metrics: ServerMetrics
+    /// The scheduled refit's record, when there is one.
+    var refits: RefitLedger? = nil
 
     func addRoutes(to router: Router<Context>, table: RouteTable) {
         router.get("health") { _, _ in try await health() }
@@ -79,7 +81,8 @@ struct PublicController<M: ServableMatcher>: Sendable {
                            sequence: service.catalogSequence),
             modelVersion: service.modelVersion,
             migration: .init(migrated: ledger.migrated, failed: ledger.failures, failedStudents: ledger.failedIDs,
-                             sweep: ledger.sweep))
+                             sweep: ledger.sweep),
+            refit: refits?.snapshot)
         return .json(try WireJSON.encode(body), status: storeUp ? .ok : .serviceUnavailable, cache: CachePolicy.neverStore)
     }
 }
@@ -95,6 +98,8 @@ struct HealthBody: Encodable {
     /// `SwipeEngine.modelVersion`.
     var modelVersion: String
     var migration: Migration
+    /// With a scheduled refit: the model in service and the last attempt.
+    var refit: RefitLedger.State?
 
     struct CatalogVersion: Encodable {
         var fingerprint: String
@@ -113,7 +118,7 @@ struct HealthBody: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case status, store, catalogItems = "catalog_items", cachedSessions = "cached_sessions", catalog
-        case modelVersion = "model_version", migration
+        case modelVersion = "model_version", migration, refit
     }
 }
 

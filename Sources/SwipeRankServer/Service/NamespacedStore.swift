@@ -195,6 +195,25 @@ extension NamespacedStore: CatalogLog {
     }
 }
 
+/// Each catalog's models and jobs under its prefix (a restaurant model is not a college one).
+extension NamespacedStore: ModelRegistry {
+    func latestModelVersion(kind: String) async throws(StoreError) -> Int { try await inner.latestModelVersion(kind: key(kind)) }
+
+    func latestModel(kind: String) async throws(StoreError) -> StoredModel? {
+        guard var model = try await inner.latestModel(kind: key(kind)) else { return nil }
+        model.kind = kind
+        return model
+    }
+
+    func putModel(kind: String, data: Data, createdAt: Int64) async throws(StoreError) -> Int {
+        try await inner.putModel(kind: key(kind), data: data, createdAt: createdAt)
+    }
+
+    func withExclusiveJob<T: Sendable>(_ name: String, _ body: @Sendable () async throws -> T) async throws -> T? {
+        try await inner.withExclusiveJob(key(name), body)
+    }
+}
+
 /// `NamespacedStore` over a store that relays notifications (PostgreSQL).
 final class NotifyingNamespacedStore: NamespacedStore, StoreNotifications, @unchecked Sendable {
     func notify(_ message: String) async throws(StoreError) { try await (inner as! any StoreNotifications).notify(message) }

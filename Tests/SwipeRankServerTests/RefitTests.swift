@@ -1,0 +1,163 @@
+import Foundation
+import HTTPTypes
+import SwipeRank
+import SwipeRankEvaluation
+@testable import SwipeRankServer
+import SwipeRankStore
+import Synchronization
+import Testing
+
+/// `serve --refit-every`: the collaborative model refitted from the service's own log, stored,
+/// installed by every instance, and never replaced by a fit or a model that fails.
+@Suite("Scheduled refit")
+struct RefitTests {
+    /// What the fits saw.
+    final class Seen: Sendable {
+        let logs = Mutex<[LoggedSwipes]>([])
+    }
+
+    /// A real fit (implicit ALS, f = 3, three iterations) that records what it was given.
+    static func options(_ seen: Seen, minimumSwipes: Int = 20, fails: Bool = false) -> RefitOptions {
+        var options = RefitOptions(interval: .seconds(3_600)) { log, context in
+            seen.logs.withLock { $0.append(log) }
+            struct FitFailed: Error {}
+            if fails { throw FitFailed() }
+            var o = FactorFit.Options()
+            o.dimension = 3
+            o.iterations = 3
+            o.shownConfidence = 1
+            return try FactorFit.fit(catalog: context.catalog,
+                                     interactions: log.judgements.map {
+                                         Interaction(studentID: $0.studentID, itemID: $0.itemID, action: $0.liked ? .like : .dislike,
+                                                     timestamp: $0.timestamp)
+                                     },
+                                     shown: log.shown.map { ($0.studentID, $0.itemID) }, options: o,
+                                     weight: context.current?.weight ?? 16 * context.scale)
+        }
+        options.minimumSwipes = minimumSwipes
+        return options
+    }
+
+    /// Four students: a deck of 10 each, 8 of its cards swiped (likes on even positions).
+    static func swipe(_ c: Harness.Client) async throws -> [String: [String]] {
+        var decks: [String: [String]] = [:]
+        for s in 0..<4 {
+            let id = "r\(s)"
+            try await c.createStudent(id)
+            let deck = try await c.deck(id, count: 10)
+            decks[id] = deck
+            for (i, school) in deck.prefix(8).enumerated() {
+                let reply = try await c.swipe(id, id: "\(id)-\(i)", school: school, like: i % 2 == 0, at: Int64(i))
+                #expect(reply.status == .ok || reply.status == .created)
+            }
+        }
+        return decks
+    }
+
+    static func digest(_ parts: ServiceParts<SchoolMatcher>) -> String? { parts.generations.current.students.engine.factors?.digest }
+
+    @Test("a refit reads every swipe and unanswered card, stores version 1, installs it; students carry over; a second instance starts on it")
+    func refitStoreInstall() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-refit-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("db.sqlite").path
+        let seen = Seen()
+        let engine = try FactorRouteTests.engine(weight: 4)
+        let started = try #require(engine.factors?.digest)
+        let installed = Mutex<String?>(nil)
+        let store = try SQLiteStore(path: path)
+        try await Harness(store: store, engine: engine, configure: { $0.refit = Self.options(seen) }).runWithParts { c, parts in
+            let refitter = try #require(parts.refitter)
+            #expect(Self.digest(parts) == started, "nothing stored: the start-up model serves")
+            let decks = try await Self.swipe(c)
+            // Held elsewhere: nothing is fitted.
+            let held = try await store.withExclusiveJob("refit:factors") { await refitter.refit() }
+            #expect(held == .held)
+            #expect(seen.logs.withLock { $0.isEmpty })
+
+            #expect(await refitter.refit() == .fitted(version: 1, swipes: 32))
+            let log = try #require(seen.logs.withLock { $0.last })
+            #expect(log.students == 4)
+            // Every swipe, as logged.
+            var expected: [LoggedSwipes.Judgement] = []
+            for s in 0..<4 {
+                for (i, school) in decks["r\(s)"]!.prefix(8).enumerated() {
+                    expected.append(.init(studentID: "r\(s)", itemID: school, liked: i % 2 == 0, timestamp: Int64(i)))
+                }
+            }
+            #expect(log.judgements == expected)
+            // The two cards of each deck left unanswered.
+            #expect(Set(log.shown) == Set((0..<4).flatMap { s in decks["r\(s)"]!.suffix(2).map { LoggedSwipes.Shown(studentID: "r\(s)", itemID: $0) } }))
+            // Stored and in service.
+            let stored = try #require(try await store.latestModel(kind: "factors"))
+            #expect(stored.version == 1)
+            let file = try FactorModelFile.decode(json: stored.data, source: "stored")
+            let expectedDigest = try CollaborativeFactors(file: file, catalog: engine.matcher.catalog).digest
+            #expect(Self.digest(parts) == expectedDigest && expectedDigest != started)
+            installed.withLock { $0 = expectedDigest }
+            let health = try await c.call(.get, "/health").json["refit"] as? [String: Any]
+            #expect(health?["model_version"] as? Int == 1)
+            let attempt = health?["last_attempt"] as? [String: Any]
+            #expect(attempt?["outcome"] as? String == "fitted" && attempt?["swipes"] as? Int == 32 && attempt?["at"] as? Int == 1_700_000_000_000)
+            // A student learned under the old model carries over: 200, the swipes still counted.
+            let state = try await c.call(.get, "/student/learning-state", student: "r0")
+            #expect(state.status == .ok, "\(String(decoding: state.body, as: UTF8.self))")
+            #expect(state.json["total_swipes"] as? Int == 8)
+            #expect(try await c.deck("r1", count: 3).count == 3)
+            let more = try await c.swipe("r1", id: "r1-late", school: decks["r1"]![8], like: true, at: 50)
+            #expect(more.status == .ok || more.status == .created)
+            // A model younger than the interval is stored: the next attempt does not fit again.
+            #expect(await refitter.refit() == .recent)
+            #expect(seen.logs.withLock { $0.count } == 1)
+        }
+        // A second instance (a restart) serves the stored model from its first request.
+        try await Harness(store: try SQLiteStore(path: path), engine: engine, configure: { $0.refit = Self.options(Seen()) }).runWithParts { c, parts in
+            #expect(Self.digest(parts) == installed.withLock { $0 })
+            let state = try await c.call(.get, "/student/learning-state", student: "r1")
+            #expect(state.status == .ok && state.json["total_swipes"] as? Int == 9)
+        }
+    }
+
+    @Test("a fit that fails, too few swipes, a stored model that does not apply: the current model keeps serving")
+    func failuresKeepServing() async throws {
+        let store = MemoryStore()
+        let engine = try FactorRouteTests.engine(weight: 4)
+        let started = engine.factors?.digest
+        let seen = Seen()
+        try await Harness(store: store, engine: engine, configure: { $0.refit = Self.options(seen, fails: true) }).runWithParts { c, parts in
+            let refitter = try #require(parts.refitter)
+            _ = try await Self.swipe(c)
+            guard case .failed = await refitter.refit() else { Issue.record("the fit throws: failed"); return }
+            #expect(seen.logs.withLock { $0.count } == 1)
+            #expect(try await store.latestModelVersion(kind: "factors") == 0, "nothing stored")
+            let health = try await c.call(.get, "/health")
+            #expect(health.status == .ok)
+            let refit = health.json["refit"] as? [String: Any]
+            #expect(refit?["model_version"] as? Int == 0)
+            #expect((refit?["last_attempt"] as? [String: Any])?["outcome"] as? String == "failed")
+            #expect(((refit?["last_attempt"] as? [String: Any])?["detail"] as? String)?.contains("FitFailed") == true)
+            #expect(Self.digest(parts) == started)
+            #expect(try await c.deck("r0", count: 2).count == 2)
+            // A stored model that is not a model, then one of another catalog: neither installs.
+            _ = try await store.putModel(kind: "factors", data: Data("{\"version\": 1".utf8), createdAt: 1)
+            #expect(await refitter.follow() == false)
+            let foreign = FactorModelFile(dimension: 2, confidence: 1, dislikeConfidence: 1, regularization: 1, weight: 1,
+                                          itemIDs: ["x"], itemFactors: [[1, 2]], featureNames: ["not_a_column"], featureEmbedding: [[1, 1]])
+            _ = try await store.putModel(kind: "factors", data: foreign.jsonData(), createdAt: 2)
+            #expect(await refitter.follow() == false)
+            #expect(await refitter.follow() == false, "a rejected version is not tried again")
+            #expect(Self.digest(parts) == started)
+            #expect(try await c.deck("r0", count: 2).count == 2)
+            // A good one stored later (another instance's fit) is installed.
+            let good = try FactorModelFile.decode(json: engine.factors!.file.withWeight(9).jsonData(), source: "good")
+            #expect(try await store.putModel(kind: "factors", data: good.jsonData(), createdAt: 3) == 3)
+            #expect(await refitter.follow())
+            #expect(parts.generations.current.students.engine.factors?.file.weight == 9)
+        }
+        try await Harness(store: MemoryStore(), engine: engine, configure: { $0.refit = Self.options(Seen(), minimumSwipes: 1_000) }).runWithParts { c, parts in
+            _ = try await Self.swipe(c)
+            #expect(await parts.refitter!.refit() == .tooFewSwipes(32))
+        }
+    }
+}
