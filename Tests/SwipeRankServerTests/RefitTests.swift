@@ -160,4 +160,43 @@ struct RefitTests {
             #expect(await parts.refitter!.refit() == .tooFewSwipes(32))
         }
     }
+
+    @Test("models swapped in while students swipe: every request answered 2xx, every swipe counted under the newest model")
+    func swapsUnderLoad() async throws {
+        let store = MemoryStore()
+        let engine = try FactorRouteTests.engine(weight: 4)
+        try await Harness(store: store, engine: engine, configure: { $0.refit = Self.options(Seen()) }).runWithParts { c, parts in
+            let refitter = try #require(parts.refitter)
+            for s in 0..<3 { try await c.createStudent("w\(s)") }
+            try await withThrowingTaskGroup(of: [Int].self) { group in
+                for s in 0..<3 {
+                    group.addTask {
+                        var statuses: [Int] = []
+                        for round in 0..<6 {
+                            for (i, school) in try await c.deck("w\(s)", count: 2).enumerated() {
+                                let reply = try await c.swipe("w\(s)", id: "w\(s)-\(round)-\(i)", school: school, like: i == 0, at: Int64(round * 10 + i))
+                                statuses.append(reply.status.code)
+                            }
+                        }
+                        return statuses
+                    }
+                }
+                group.addTask {
+                    for weight in 1...5 {
+                        let file = engine.factors!.file.withWeight(Double(weight))
+                        _ = try await store.putModel(kind: "factors", data: file.jsonData(), createdAt: Int64(weight))
+                        #expect(await refitter.follow())
+                        await Task.yield()
+                    }
+                    return []
+                }
+                for try await statuses in group { #expect(statuses.allSatisfy { $0 == 200 || $0 == 201 }, "\(statuses)") }
+            }
+            #expect(parts.generations.current.students.engine.factors?.file.weight == 5)
+            for s in 0..<3 {
+                let state = try await c.call(.get, "/student/learning-state", student: "w\(s)")
+                #expect(state.status == .ok && state.json["total_swipes"] as? Int == 12, "\(String(decoding: state.body, as: UTF8.self))")
+            }
+        }
+    }
 }
