@@ -72,21 +72,23 @@ public struct ServerConfiguration: Sendable {
 ///   - catalog: Where the catalog comes from, for the item API (`/items`) and the changes
 ///     stored by earlier runs or other instances; nil serves `engine` as it is.
 ///   - catalogs: Further catalogs, each served under `/catalogs/<name>/` over the same store.
+///   - experiment: An A/B test over the default catalog's students, or nil.
 ///   - logger: The service log.
 ///   - onRunning: Called with the bound port once the server listens (port 0 picks one).
 /// - Returns: The application (run it with `runService()`).
 /// - Throws: `AuthSetupError` for a bad key or secret, or the development secret on a
 ///   non-loopback address; the engine builder's error when the stored catalog changes do not
-///   build on `catalog`.
+///   build on `catalog`; `ExperimentError` when an arm cannot be built.
 public func buildApplication<M: ServableMatcher>(
     engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, catalog: CatalogSource<M>? = nil,
-    catalogs: [ServedCatalog] = [], logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    catalogs: [ServedCatalog] = [], experiment: Experiment<M>? = nil, logger: Logger,
+    onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     if configuration.auth.hmacSecret == AuthConfiguration.developmentSecret && !configuration.isLoopback {
         throw AuthSetupError("the development JWT secret is only allowed on a loopback address; set SWIPERANK_JWT_SECRET")
     }
     let (responder, catalogServices) = try await buildCatalogs(engine: engine, store: store, configuration: configuration, catalog: catalog,
-                                                               catalogs: catalogs, logger: logger)
+                                                               catalogs: catalogs, experiment: experiment, logger: logger)
     var services = catalogServices
     if configuration.service.eventRetentionDays > 0 {
         services.append(EventRetentionService(store: store, days: configuration.service.eventRetentionDays,
@@ -104,20 +106,21 @@ public func buildApplication<M: ServableMatcher>(
 /// store (each catalog's keys apart when there are several), one metrics registry.
 func buildCatalogs<M: ServableMatcher>(
     engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, catalog: CatalogSource<M>?,
-    catalogs: [ServedCatalog], logger: Logger
+    catalogs: [ServedCatalog], experiment: Experiment<M>? = nil, logger: Logger
 ) async throws -> (CatalogsResponder, [any Service]) {
     // One webhook dispatcher for every catalog: the outbox is the store's, not a catalog's.
     func dispatcher(_ metrics: ServerMetrics) -> [any Service] {
         configuration.webhook.map { [WebhookDispatcher(store: store, configuration: $0, logger: logger, metrics: metrics)] } ?? []
     }
     guard !catalogs.isEmpty else {
-        let parts = try await buildParts(engine: engine, store: store, configuration: configuration, catalog: catalog, logger: logger)
+        let parts = try await buildParts(engine: engine, store: store, configuration: configuration, catalog: catalog,
+                                         experiment: experiment, logger: logger)
         return (CatalogsResponder(fallback: parts.responder, named: [:]),
                 backgroundServices(parts, configuration: configuration) + dispatcher(parts.shared.metrics))
     }
     guard Set(catalogs.map(\.name)).count == catalogs.count else { throw CatalogStartError("two catalogs have the same name") }
     let parts = try await buildParts(engine: engine, store: NamespacedStore.make(store, catalog: nil), configuration: configuration,
-                                     catalog: catalog, logger: logger)
+                                     catalog: catalog, experiment: experiment, logger: logger)
     var services = backgroundServices(parts, configuration: configuration) + dispatcher(parts.shared.metrics)
     var named: [String: any HTTPResponder<SwipeRankRequestContext>] = [:]
     for served in catalogs {
@@ -227,14 +230,17 @@ struct ServiceParts<M: ServableMatcher>: Sendable {
 /// the store already holds before the first request).
 func buildParts<M: ServableMatcher>(
     engine: SwipeEngine<M>, store: any ServiceStore, configuration: ServerConfiguration, catalog source: CatalogSource<M>? = nil,
-    logger: Logger, metrics: ServerMetrics = ServerMetrics()
+    experiment: Experiment<M>? = nil, logger: Logger, metrics: ServerMetrics = ServerMetrics()
 ) async throws -> ServiceParts<M> {
+    // Every arm must build on the engine at start (a bad arm stops the start, naming it).
+    if let experiment { _ = try ArmEngines(experiment: experiment, engine: engine) }
     let verified = VerifiedTokens()
     let shared = SharedParts(store: store, configuration: configuration, logger: logger,
                              keys: try await KeyRing(auth: configuration.auth, verified: verified), verified: verified, metrics: metrics)
     let manager = ManagerSlot<M>()
-    let generations = ServiceGenerations(makeGeneration(engine: engine, sequence: 0, shared: shared, catalog: { manager.value }))
-    let installer = GenerationInstaller(generations: generations, shared: shared, manager: manager)
+    let generations = ServiceGenerations(makeGeneration(engine: engine, sequence: 0, shared: shared, catalog: { manager.value },
+                                                        experiment: experiment))
+    let installer = GenerationInstaller(generations: generations, shared: shared, manager: manager, experiment: experiment)
     let refitter = configuration.refit.map {
         ModelRefitter(installer: installer, store: store, options: $0, ledger: shared.refits, logger: logger, clock: configuration.service.clock)
     }
@@ -275,12 +281,18 @@ public struct CatalogStartError: Error, CustomStringConvertible {
 
 /// One generation: services and router over `engine`.
 func makeGeneration<M: ServableMatcher>(
-    engine: SwipeEngine<M>, sequence: Int, shared: SharedParts, catalog: @escaping @Sendable () -> CatalogManager<M>?
+    engine: SwipeEngine<M>, sequence: Int, shared: SharedParts, catalog: @escaping @Sendable () -> CatalogManager<M>?,
+    experiment: Experiment<M>? = nil
 ) -> ServiceGeneration<M> {
     let configuration = shared.configuration
     let (store, logger, metrics, keys, verified, buckets) = (shared.store, shared.logger, shared.metrics, shared.keys, shared.verified, shared.buckets)
+    let arms = experiment.map { experiment in
+        ArmEngines(lenient: experiment, engine: engine) { problem in
+            logger.error("an experiment arm does not build on this catalog or model; it serves the common engine", metadata: ["error": "\(problem)"])
+        }
+    }
     let service = StudentService(engine: engine, store: store, options: configuration.service, logger: logger,
-                                 locks: shared.locks, migrations: shared.migrations, catalogSequence: sequence, catalogLog: store)
+                                 locks: shared.locks, migrations: shared.migrations, catalogSequence: sequence, catalogLog: store, arms: arms)
     var groupOptions = configuration.groups
     groupOptions.announceMatches = configuration.webhook != nil
     let groups = GroupService(engine: engine, store: store, students: service, options: groupOptions, logger: logger,

@@ -110,6 +110,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "With --schema: a binary catalog cache file (env SWIPERANK_CATALOG_CACHE). Read at start when it was built from this CSV and schema (no CSV parsing: a million items start in about a second); else the catalog is built from the CSV and the file written for the next start. A file that is not a cache, is truncated or fails its checksum stops the start. `swiperank catalog build` writes one ahead.")
     var catalogCache: String?
 
+    @Option(help: "An A/B test over the default catalog's students (env SWIPERANK_EXPERIMENT): a JSON file {\"salt\": …, \"arms\": [{\"name\": \"control\"}, {\"name\": \"collaborative\", \"share\": 1, \"factors\": \"f.json\"}, …]}; an arm may set factors or population_prior (a file, or null for none) and configuration (EngineConfiguration fields). A student's arm is a hash of the salt and their id: the same on every instance and restart. Every logged deck names its arm; `swiperank arms` reports each arm's online metrics.")
+    var experiment: String?
+
     @Option(help: "Refit the collaborative model from the service's own log this often, e.g. 30m, 6h, 1d (env SWIPERANK_REFIT_EVERY; default off). Swipes and saves are the answers, cards served and never answered weak negatives; the settings are the loaded --factors file's (else fit-factors' defaults). One instance fits at a time (a PostgreSQL advisory lock; a file lock beside a SQLite store); the model is stored in the database and every instance installs the newest, a restart included. A fit that fails, or a model that does not apply to the catalog, leaves the current one serving.")
     var refitEvery: String?
 
@@ -245,6 +248,7 @@ struct Serve: AsyncParsableCommand {
         // Every catalog is loaded before the store is opened: a bad catalog path must not leave a
         // new, empty database file behind.
         let catalogs = try loadCatalogs(logger: logger)
+        let experimentSpec = try experimentPath.map(ExperimentSpec.read)
         let storeName = store ?? env["SWIPERANK_STORE"] ?? "sqlite"
         let path = database ?? env["SWIPERANK_DATABASE"] ?? "swiperank.sqlite"
         do {
@@ -255,7 +259,7 @@ struct Serve: AsyncParsableCommand {
                 config.service.verifyCachedVersion = shared
                 logger.info("starting", metadata: ["store": "\(shared ? "postgres" : path)", "durability": "\(durability.rawValue)",
                                                    "address": "\(config.host):\(config.port)"])
-                try await serve(catalogs, store: store, config: config, logger: logger)
+                try await serve(catalogs, store: store, config: config, logger: logger, experiment: experimentSpec)
             }
         } catch let error as AuthSetupError {
             throw CLIError(error.description)
@@ -294,16 +298,26 @@ struct Serve: AsyncParsableCommand {
     }
 
     /// Runs the service over the built catalogs until shut down.
-    func serve(_ catalogs: (CatalogSpec.Built, [ServedCatalog]), store: any ServiceStore, config: ServerConfiguration, logger: Logger) async throws {
-        switch catalogs.0 {
-        case let .schools(engine, source):
-            try await buildApplication(engine: engine, store: store, configuration: config, catalog: source, catalogs: catalogs.1,
-                                       logger: logger, onRunning: Self.announce).runService()
-        case let .items(engine, source):
-            try await buildApplication(engine: engine, store: store, configuration: config, catalog: source, catalogs: catalogs.1,
-                                       logger: logger, onRunning: Self.announce).runService()
+    func serve(_ catalogs: (CatalogSpec.Built, [ServedCatalog]), store: any ServiceStore, config: ServerConfiguration, logger: Logger,
+               experiment: ExperimentSpec?) async throws {
+        do {
+            switch catalogs.0 {
+            case let .schools(engine, source):
+                try await buildApplication(engine: engine, store: store, configuration: config, catalog: source, catalogs: catalogs.1,
+                                           experiment: try experiment?.experiment(for: SchoolMatcher.self), logger: logger,
+                                           onRunning: Self.announce).runService()
+            case let .items(engine, source):
+                try await buildApplication(engine: engine, store: store, configuration: config, catalog: source, catalogs: catalogs.1,
+                                           experiment: try experiment?.experiment(for: ItemMatcher.self), logger: logger,
+                                           onRunning: Self.announce).runService()
+            }
+        } catch let error as ExperimentError {
+            throw CLIError("\(experimentPath ?? "experiment"): \(error)")
         }
     }
+
+    /// The experiment file named by the option or the environment.
+    var experimentPath: String? { experiment ?? ProcessInfo.processInfo.environment["SWIPERANK_EXPERIMENT"] }
 
     /// One line on standard output once listening (scripts and tests wait for it).
     @Sendable static func announce(port: Int) async {

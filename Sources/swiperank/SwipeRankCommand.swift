@@ -7,7 +7,7 @@ struct SwipeRankCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "swiperank",
         abstract: "A matching and recommendation engine for swipe-based apps.",
-        subcommands: [Evaluate.self, EvaluateGroups.self, Recommend.self, Demo.self, Generate.self, FitPrior.self, FitFactors.self, Tune.self, Serve.self, Token.self, Export.self, CatalogCommand.self, BareRoute.self])
+        subcommands: [Evaluate.self, EvaluateGroups.self, Recommend.self, Demo.self, Generate.self, FitPrior.self, FitFactors.self, Tune.self, Serve.self, Token.self, Export.self, Arms.self, CatalogCommand.self, BareRoute.self])
 }
 
 /// Where the catalog files are; shared by every subcommand that needs a catalog. Without

@@ -220,3 +220,54 @@ struct FactorFitTests {
     }
 }
 
+
+/// `ArmReport`: each arm's online metrics against hand-computed values, and its intervals.
+@Suite("A/B arm report")
+struct ArmReportTests {
+    static func log(_ arm: String, _ swipes: [(Bool, Bool, Double?)], save: Int? = nil) -> ArmStudentLog {
+        ArmStudentLog(arm: arm, swipes: swipes.map { .init(liked: $0.0, isProbe: $0.1, propensity: $0.2) }, swipesBeforeFirstSave: save)
+    }
+
+    @Test("metrics as defined: pooled like rates, the self-normalized IPS of probes, save share and swipes to a save")
+    func metrics() throws {
+        let logs = [
+            Self.log("b", [(true, false, 1), (false, true, 0.5), (true, true, 0.25)], save: 2),
+            Self.log("a", [(true, false, 1), (true, false, 1), (false, false, 1), (false, true, 0.2)]),
+            Self.log("b", [(false, false, 1)], save: 0),
+            Self.log("a", [(true, true, 0.5)], save: 3),
+        ]
+        let report = ArmReport(logs: logs, resamples: 200, seed: 3)
+        #expect(report.rows.map(\.arm) == ["a", "b"])
+        let a = report.rows[0], b = report.rows[1]
+        #expect(a.students == 2 && a.swipes == 5 && b.students == 2 && b.swipes == 4)
+        #expect(a.metrics["like_rate"]!.value == 3.0 / 5)
+        #expect(a.metrics["organic_like_rate"]!.value == 2.0 / 3)
+        // Probes of a: a dislike at p = 0.2 (weight 5), a like at p = 0.5 (weight 2): 2 / 7.
+        #expect(abs(a.metrics["probe_like_rate_ips"]!.value - 2.0 / 7) < 1e-12)
+        // Probes of b: a dislike at 0.5 (2), a like at 0.25 (4): 4 / 6.
+        #expect(abs(b.metrics["probe_like_rate_ips"]!.value - 4.0 / 6) < 1e-12)
+        #expect(a.metrics["saved_share"]!.value == 0.5 && b.metrics["saved_share"]!.value == 1)
+        #expect(a.metrics["swipes_to_first_save"]!.value == 3 && b.metrics["swipes_to_first_save"]!.value == 1)
+        #expect(abs(b.differences["like_rate"]!.value - (2.0 / 4 - 3.0 / 5)) < 1e-12 && a.differences.isEmpty)
+        for row in report.rows {
+            for name in ArmReport.metricNames {
+                let e = row.metrics[name]!
+                #expect(e.lower <= e.value + 1e-12 && e.value <= e.upper + 1e-12, "\(row.arm) \(name): \(e)")
+            }
+        }
+        // The reference arm first when asked; the same seed, the same intervals.
+        let ordered = ArmReport(logs: logs, order: ["b"], resamples: 200, seed: 3)
+        #expect(ordered.rows.map(\.arm) == ["b", "a"])
+        #expect(ArmReport(logs: logs, resamples: 200, seed: 3).rows[1].metrics == b.metrics)
+        #expect(report.table.contains("difference from a") && report.table.contains("b − a"))
+    }
+
+    @Test("an arm without probes or savers reports no value rather than a number")
+    func missing() {
+        let report = ArmReport(logs: [Self.log("a", [(true, false, 1)]), Self.log("b", [(false, false, 1)])], resamples: 50, seed: 1)
+        #expect(report.rows[0].metrics["probe_like_rate_ips"]!.value.isNaN)
+        #expect(report.rows[0].metrics["swipes_to_first_save"]!.value.isNaN)
+        #expect(report.rows[1].differences["probe_like_rate_ips"]!.value.isNaN)
+        #expect(report.table.contains("—"))
+    }
+}

@@ -50,6 +50,8 @@ struct Harness {
     /// The catalog's source, for the item API (nil: off).
     var catalog: CatalogSource<SchoolMatcher>?
     var configure: @Sendable (inout ServerConfiguration) -> Void = { _ in }
+    /// An A/B test over the students, or nil.
+    var experiment: Experiment<SchoolMatcher>?
 
     func run(_ test: @escaping @Sendable (Client) async throws -> Void) async throws {
         try await runWithParts { client, _ in try await test(client) }
@@ -63,7 +65,8 @@ struct Harness {
         configure(&config)
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        let parts = try await buildParts(engine: engine, store: store, configuration: config, catalog: catalog, logger: logger)
+        let parts = try await buildParts(engine: engine, store: store, configuration: config, catalog: catalog, experiment: experiment,
+                                         logger: logger)
         let app = Application(responder: parts.responder, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
         let auth = config.auth
         // Other instances' catalog edits, as `buildApplication`'s poll service follows them.

@@ -77,7 +77,7 @@ import Testing
             ServedPayload(count: int(50), preload: bool(), cards: (0..<int(5)).map { _ in
                 .init(cardID: string(), position: int(5_000), band: bool() ? string() : nil, isProbe: bool(),
                       propensity: double(), predictedMatch: double())
-            }, modelVersion: bool() ? string() : nil)
+            }, modelVersion: bool() ? string() : nil, arm: bool() ? string() : nil)
         }
     }
 

@@ -353,6 +353,16 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         return SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population, factors: resolved, students: students, candidateIndex: candidateIndex)
     }
 
+    /// The same engine without a collaborative model (an experiment's arm without it).
+    public func withoutFactors() -> SwipeEngine {
+        SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: population, factors: nil, students: students, candidateIndex: candidateIndex)
+    }
+
+    /// The same engine without a population prior: every student starts from the cold start.
+    public func withoutPopulation() -> SwipeEngine {
+        SwipeEngine(matcher: matcher, configuration: configuration, fingerprint: catalogFingerprint, population: nil, factors: factors, students: students, candidateIndex: candidateIndex)
+    }
+
     /// A new student's collaborative posterior (nil without factors).
     public func coldStartFactors() -> FactorPosterior? { factors.map { FactorPosterior(dimension: $0.dimension) } }
 

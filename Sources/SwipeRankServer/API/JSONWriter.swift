@@ -190,7 +190,14 @@ extension ServedPayload.Card: JSONWritable {
 
 extension ServedPayload: JSONWritable {
     package func write(to w: inout JSONWriter) throws {
-        w.raw("{\"cards\":")
+        // Keys in sorted order, as the Codable encoding writes them (a test compares the two).
+        if let arm {
+            w.raw("{\"arm\":")
+            w.string(arm)
+            w.raw(",\"cards\":")
+        } else {
+            w.raw("{\"cards\":")
+        }
         try w.array(cards)
         w.raw(",\"count\":")
         w.number(count)

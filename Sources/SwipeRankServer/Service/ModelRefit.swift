@@ -170,10 +170,12 @@ final class GenerationInstaller<M: ServableMatcher>: Sendable {
     let generations: ServiceGenerations<M>
     let shared: SharedParts
     let manager: ManagerSlot<M>
+    let experiment: Experiment<M>?
     /// The stored model in service (nil: the one the engine was started with).
     private let model = Mutex<Installed?>(nil)
 
-    init(generations: ServiceGenerations<M>, shared: SharedParts, manager: ManagerSlot<M>) {
+    init(generations: ServiceGenerations<M>, shared: SharedParts, manager: ManagerSlot<M>, experiment: Experiment<M>?) {
+        self.experiment = experiment
         self.generations = generations
         self.shared = shared
         self.manager = manager
@@ -193,7 +195,8 @@ final class GenerationInstaller<M: ServableMatcher>: Sendable {
                                         metadata: ["version": "\(installed.version)", "error": "\(error)"])
                 }
             }
-            generations.swap(makeGeneration(engine: built, sequence: sequence, shared: shared, catalog: { self.manager.value }))
+            generations.swap(makeGeneration(engine: built, sequence: sequence, shared: shared, catalog: { self.manager.value },
+                                            experiment: experiment))
         }
     }
 
@@ -206,7 +209,7 @@ final class GenerationInstaller<M: ServableMatcher>: Sendable {
             let engine = try current.students.engine.withFactors(file)
             installed = Installed(version: version, file: file)
             generations.swap(makeGeneration(engine: engine, sequence: current.catalogSequence, shared: shared,
-                                            catalog: { self.manager.value }))
+                                            catalog: { self.manager.value }, experiment: experiment))
         }
     }
 }

@@ -71,7 +71,7 @@ extension StudentService {
         let migration: SessionMigration<M>
         do {
             let profile = try M.decodeProfile(json: record.profile, source: "stored profile")
-            var m = SessionMigration(session: try engine.session(studentID: id, profile: profile,
+            var m = SessionMigration(session: try engine(for: id).session(studentID: id, profile: profile,
                                                                  seed: seed(id, record.profileVersion)))
             for event in try await allEvents(id, after: 0, through: record.profileVersion - 1, kinds: [.swipe, .save]) {
                 try carryOver(event, into: &m)
@@ -148,6 +148,7 @@ extension StudentService {
     func isCurrent(_ record: StudentRecord) -> Bool {
         guard let data = record.snapshot, record.snapshotVersion >= record.profileVersion,
               let header = try? JSONDecoder().decode(SnapshotHeader.self, from: data) else { return false }
+        let engine = engine(for: record.studentID)
         return header.catalogFingerprint == engine.catalogFingerprint && header.configurationDigest == engine.learningDigest
     }
 

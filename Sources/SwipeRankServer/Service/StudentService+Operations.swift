@@ -27,7 +27,7 @@ extension StudentService {
                 let payload = ServedPayload(count: fresh, preload: preload, cards: served.map {
                     .init(cardID: $0.cardID, position: $0.position, band: $0.band?.rawValue, isProbe: $0.isProbe,
                           propensity: $0.propensity, predictedMatch: $0.predictedMatch)
-                }, modelVersion: modelVersion)
+                }, modelVersion: servedModel(for: studentID).version, arm: servedModel(for: studentID).arm)
                 events.append(StoredEvent(kind: .served, payload: try WireJSON.encode(payload), createdAt: options.clock()))
                 deckID = "deck-\(live.record.version + 1)"
             }
@@ -243,6 +243,7 @@ extension StudentService {
     }
 
     func cards(for ids: [String], session: SwipeSession<M>) throws -> [Recommendation] {
+        let engine = session.engine  // the student's arm's
         let catalog = engine.matcher.catalog
         let rows = ids.compactMap { catalog.row(of: $0) }
         guard !rows.isEmpty else { return [] }

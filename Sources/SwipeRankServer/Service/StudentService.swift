@@ -117,11 +117,14 @@ final class StudentService<M: ServableMatcher>: Sendable {
     let catalogSequence: Int
     /// The catalog change log, for clients' catalog deltas (nil: no item API).
     let catalogLog: (any CatalogLog)?
+    /// An A/B test's arms over `engine`, or nil (everyone on `engine`).
+    let arms: ArmEngines<M>?
 
     init(engine: SwipeEngine<M>, store: any StudentStore, options: ServiceOptions, logger: Logger,
          locks: KeyedLock = KeyedLock(), migrations: MigrationLedger = MigrationLedger(), catalogSequence: Int = 0,
-         catalogLog: (any CatalogLog)? = nil) {
+         catalogLog: (any CatalogLog)? = nil, arms: ArmEngines<M>? = nil) {
         self.locks = locks
+        self.arms = arms
         self.catalogLog = catalogLog
         self.catalogSequence = catalogSequence
         self.migrations = migrations
@@ -133,6 +136,15 @@ final class StudentService<M: ServableMatcher>: Sendable {
         self.cache = LRUCache(capacity: options.cacheCapacity)
         self.logger = logger
         self.snapshots = SnapshotWriter(store: store, limit: options.backgroundSnapshots, logger: logger)
+    }
+
+    /// The engine a student is served and learns with: their arm's, or `engine`.
+    func engine(for studentID: String) -> SwipeEngine<M> { arms?.arm(of: studentID).engine ?? engine }
+
+    /// The model version and arm logged with a student's decks.
+    func servedModel(for studentID: String) -> (version: String, arm: String?) {
+        guard let arm = arms?.arm(of: studentID) else { return (modelVersion, nil) }
+        return (arm.modelVersion, arm.name)
     }
 
     // MARK: Loading
@@ -196,7 +208,7 @@ final class StudentService<M: ServableMatcher>: Sendable {
                 let version = existing?.version ?? 0
                 var migration: SessionMigration<M>
                 do {
-                    migration = SessionMigration(session: try engine.session(studentID: studentID, profile: profile,
+                    migration = SessionMigration(session: try engine(for: studentID).session(studentID: studentID, profile: profile,
                                                                              seed: seed(studentID, version + 1)))
                 } catch let error as DataError {
                     throw APIError.validation(error)
@@ -286,12 +298,12 @@ final class StudentService<M: ServableMatcher>: Sendable {
         do {
             if let data = record.snapshot, record.snapshotVersion >= record.profileVersion {
                 let snapshot = try SessionSnapshot<M.Profile>.decode(json: data, source: "stored snapshot")
-                session = try engine.restore(snapshot)
+                session = try engine(for: id).restore(snapshot)
                 from = record.snapshotVersion
                 snapshotHistory = session.served.count + session.totalSwipes
             } else {
                 let profile = try M.decodeProfile(json: record.profile, source: "stored profile")
-                session = try engine.session(studentID: id, profile: profile, seed: seed(id, record.profileVersion))
+                session = try engine(for: id).session(studentID: id, profile: profile, seed: seed(id, record.profileVersion))
                 for event in try await allEvents(id, after: 0, through: record.profileVersion - 1, kinds: [.swipe, .save]) {
                     try carryOver(event, into: &session)
                 }
@@ -454,8 +466,10 @@ struct ServedPayload: Codable, Sendable {
     var cards: [Card]
     /// `SwipeEngine.modelVersion` of the engine that served the deck (absent in older logs).
     var modelVersion: String?
+    /// The experiment arm that served it (absent without an experiment).
+    var arm: String?
 
-    enum CodingKeys: String, CodingKey { case count, preload, cards, modelVersion = "model_version" }
+    enum CodingKeys: String, CodingKey { case count, preload, cards, modelVersion = "model_version", arm }
 }
 
 /// The payload of a `feedback` event.
