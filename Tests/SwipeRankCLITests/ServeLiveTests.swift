@@ -399,3 +399,57 @@ struct ExportLiveTests {
         }
     }
 }
+
+@Suite("serve --experiment → swipes → arms", .serialized)
+struct ExperimentLiveTests {
+    @Test("two arms serve their students; arms reports each with intervals and the difference; bad experiment files are refused naming the place")
+    func experiment() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-experiment-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let database = dir.appendingPathComponent("serve.sqlite").path
+        let file = dir.appendingPathComponent("experiment.json").path
+        try Data(#"{"salt": "cli-test", "arms": [{"name": "control"}, {"name": "probes3", "share": 1, "configuration": {"probeInterval": 3}}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: file))
+        let profile = try String(contentsOf: CLI.root.appendingPathComponent("datasets/sample-profile.json"), encoding: .utf8)
+        let server = try ServeLiveTests.Server(arguments: ["--database", database, "--experiment", file])
+        var arms: [String: String] = [:]
+        do {
+            defer { server.kill() }
+            for s in 0..<8 {
+                let student = "ab-\(s)"
+                let token = try CLI.run(["token", "--student", student]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                #expect(try await ServeLiveTests.call(server.port, "PUT", "/student/profile", token: token, body: profile).0 == 201)
+                let (_, deck) = try await ServeLiveTests.call(server.port, "GET", "/student/recommendations?count=6&fields=minimal", token: token)
+                for (i, card) in (deck["recommendations"] as? [[String: Any]] ?? []).enumerated() {
+                    let body = #"{"swipe_id":"\#(student)-\#(i)","school_id":"\#(card["school_id"] as! String)","action":"\#(i % 3 == 0 ? "like" : "dislike")","timestamp":\#(i)}"#
+                    #expect(try await ServeLiveTests.call(server.port, "POST", "/student/swipe", token: token, body: body).0 == 201)
+                }
+                let (_, log) = try await ServeLiveTests.call(server.port, "GET", "/student/export", token: token)
+                let served = (log["events"] as? [[String: Any]] ?? []).first { $0["kind"] as? String == "served" }
+                arms[student] = (served?["data"] as? [String: Any])?["arm"] as? String
+            }
+        }
+        #expect(Set(arms.values) == ["control", "probes3"], "\(arms)")
+        let report = try CLI.run(["arms", "--database", database, "--reference", "control", "--resamples", "200"])
+        #expect(report.status == 0, "\(report.stderr)")
+        let lines = report.stdout.split(separator: "\n").map(String.init)
+        let control = lines.first { $0.hasPrefix("control\t") }, other = lines.first { $0.hasPrefix("probes3\t") }
+        let controlCount = arms.values.filter { $0 == "control" }.count
+        #expect(control?.hasPrefix("control\t\(controlCount)\t\(controlCount * 6)\t") == true, "\(report.stdout)")
+        #expect(other?.hasPrefix("probes3\t\(8 - controlCount)\t\((8 - controlCount) * 6)\t") == true, "\(report.stdout)")
+        #expect(report.stdout.contains("difference from control") && report.stdout.contains("probes3 − control"))
+        let unknown = try CLI.run(["arms", "--database", database, "--reference", "nope"])
+        #expect(unknown.status != 0 && unknown.stderr.contains("nope") && unknown.stderr.contains("control"), "\(unknown.stderr)")
+        // Bad files: the place is named.
+        for (text, place) in [(#"{"salt": "s", "arms": [{"name": "a"}, {"name": "b", "colour": 1}]}"#, "$.arms[1].colour"),
+                              (#"{"salt": "s", "arms": [{"name": "a"}, {"name": "b", "share": true}]}"#, "$.arms[1].share"),
+                              (#"{"salt": "s", "arms": [{"name": "a"}]}"#, "2…16 arms"),
+                              (#"{"salt": "s", "arms": [{"name": "a"}, {"name": "b", "factors": "missing.json"}]}"#, "missing.json"),
+                              (#"{"salt": "s", "arms": [{"name": "a"}, {"name": "b", "configuration": {"probeInterval": 0}}]}"#, "arm b")] {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+            let refused = try CLI.run(["serve", "--port", "0", "--database", dir.appendingPathComponent("bad.sqlite").path, "--experiment", file])
+            #expect(refused.status != 0 && refused.stderr.contains(place), "\(text): \(refused.stderr)")
+        }
+    }
+}
