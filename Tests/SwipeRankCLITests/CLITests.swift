@@ -205,7 +205,7 @@ struct EvaluateTests {
     func evaluate() throws {
         let result = try CLI.run(["evaluate", "--limit", "4", "--swipes", "10"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("4 students × 10 swipes × 14 policies"))
+        #expect(result.stdout.contains("4 students × 10 swipes × 15 policies"))
         #expect(result.stdout.contains("NDCG@10 of the cards served next"))
         for policy in ["engine", "engine_no_probes", "engine_boundary_probes", "engine_no_geo_mix", "profile_only", "popularity", "random", "naive_sgd",
                        "naive_sgd_engine_serving", "engine_student_bias", "engine_no_learning", "linear_oracle"] {
@@ -299,7 +299,7 @@ struct EvaluateTests {
         let fitted = try CLI.run(["evaluate", "--limit", "3", "--swipes", "10", "--skip-replay", "--population-students", "5"])
         #expect(fitted.status == 0 && fitted.stdout.contains("\nengine_population_prior "), "\(fitted.stderr)")
         let without = try CLI.run(["evaluate", "--limit", "3", "--swipes", "10", "--skip-replay", "--population-students", "0"])
-        #expect(without.status == 0 && without.stdout.contains("× 13 policies") && !without.stdout.contains("engine_population_prior"))
+        #expect(without.status == 0 && without.stdout.contains("× 14 policies") && !without.stdout.contains("engine_population_prior"))
         let otherCatalog = try CLI.run(["evaluate", "--population-prior", file, "--interactions", "datasets/restaurants/swipes.csv",
                                         "--schema", "datasets/restaurants/restaurants.schema.json", "--catalog", "datasets/restaurants/restaurants.csv"])
         #expect(otherCatalog.status != 0 && otherCatalog.stderr.contains(file) && otherCatalog.stderr.contains("catalog_fingerprint"),
@@ -379,8 +379,8 @@ struct EvaluateTests {
         let result = try CLI.run(["evaluate", "--limit", "4", "--swipes", "10", "--interactions", "", "--student-model", "hidden",
                                   "--export", folder])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("Simulation (hidden): 4 students × 10 swipes × 14 policies"))
-        #expect(result.stdout.contains("Simulation (logistic): 4 students × 10 swipes × 14 policies"))
+        #expect(result.stdout.contains("Simulation (hidden): 4 students × 10 swipes × 15 policies"))
+        #expect(result.stdout.contains("Simulation (logistic): 4 students × 10 swipes × 15 policies"))
         let report = try String(contentsOfFile: folder + "/report.md", encoding: .utf8)
         #expect(report.contains("## Students outside the engine's model class"))
         #expect(report.contains("Where the engine loses here"))
@@ -405,7 +405,7 @@ struct GenericCatalogCLITests {
                                   "--interactions", "datasets/restaurants/swipes.csv", "--swipes", "20", "--popularity-column", "reviews",
                                   "--export", folder] + Self.catalog)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("60 students × 20 swipes × 12 policies"))
+        #expect(result.stdout.contains("60 students × 20 swipes × 13 policies"))
         #expect(result.stdout.contains("cover: distinct items served / 80"))
         #expect(result.stdout.contains("Replay of 1200 logged swipes"))
         for policy in ["engine", "engine_no_probes", "engine_boundary_probes", "engine_no_geo_mix", "profile_only", "popularity", "random", "naive_sgd",
@@ -422,7 +422,7 @@ struct GenericCatalogCLITests {
         let result = try CLI.run(["evaluate", "--students", "datasets/restaurants/users.csv", "--interactions", "",
                                   "--swipes", "10", "--limit", "5"] + Self.catalog)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("5 students × 10 swipes × 11 policies") && !result.stdout.contains("\npopularity "))
+        #expect(result.stdout.contains("5 students × 10 swipes × 12 policies") && !result.stdout.contains("\npopularity "))
         let column = try CLI.run(["evaluate", "--students", "datasets/restaurants/users.csv", "--popularity-column", "stars"] + Self.catalog)
         #expect(column.status == 1 && column.stderr.contains("--popularity-column \"stars\" is not a numeric attribute"), "\(column.stderr)")
         let schools = try CLI.run(["evaluate", "--popularity-column", "reviews"])
@@ -436,7 +436,7 @@ struct GenericCatalogCLITests {
         let result = try CLI.run(["evaluate", "--interactions", "datasets/restaurants/swipes.csv", "--swipes", "10", "--limit", "6"]
                                  + Self.catalog)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("6 students × 10 swipes × 12 policies"))
+        #expect(result.stdout.contains("6 students × 10 swipes × 13 policies"))
         #expect(result.stdout.contains("Replay of 120 logged swipes"), "6 users × 20 logged swipes")
         // The same users with their stated preferences read from the file give a different cold start.
         let stated = try CLI.run(["evaluate", "--students", "datasets/restaurants/users.csv", "--interactions", "datasets/restaurants/swipes.csv",

@@ -244,13 +244,53 @@ struct SnapshotValidationTests {
     }
 }
 
+/// Best-first decks: the band plan's cards, probes where the schedule puts them, the rest best first.
+@Suite("Best-first decks")
+struct BestFirstDeckTests {
+    @Test("the same cards, bands and probes as the band plan's deck, probes at every 4th position, the rest by score", arguments: 0..<3)
+    func sameCardsBestFirst(seed: UInt64) throws {
+        let best = SessionFixtures.engine
+        let plan = best.reconfigured { $0.deckOrder = .bandPlan }
+        #expect(best.configuration.deckOrder == .bestFirst)
+        var a = try best.session(studentID: "b", profile: Fixtures.bostonStudent, seed: seed)
+        var b = try plan.session(studentID: "b", profile: Fixtures.bostonStudent, seed: seed)
+        var rng = SplitMix64(seed: 40 + seed)
+        for round in 0..<4 {
+            var scores: [Float] = []
+            best.rawScores(weights: a.weights, student: a.student, into: &scores)
+            let deckA = a.recommendations(count: 10).recommendations, deckB = b.recommendations(count: 10).recommendations
+            let servedA = Array(a.served.suffix(10)), servedB = Array(b.served.suffix(10))
+            // The same cards with the same band, probe flag and propensity; positions kept.
+            #expect(Set(servedA.map(\.cardID)) == Set(servedB.map(\.cardID)), "round \(round)")
+            #expect(servedA.map(\.position) == servedB.map(\.position))
+            #expect(servedA.filter(\.isProbe).map(\.cardID) == servedB.filter(\.isProbe).map(\.cardID))
+            #expect(servedA.filter(\.isProbe).map(\.propensity) == servedB.filter(\.isProbe).map(\.propensity))
+            #expect(servedA.allSatisfy { $0.isProbe == ($0.position % 4 == 0) })
+            let byID = Dictionary(uniqueKeysWithValues: servedB.map { ($0.cardID, $0) })
+            #expect(servedA.allSatisfy { byID[$0.cardID]?.band == $0.band && byID[$0.cardID]?.propensity == $0.propensity })
+            // Non-probes best first by the ranking score.
+            let keys = servedA.filter { !$0.isProbe }.map { scores[$0.row] }
+            #expect(keys == keys.sorted(by: >), "round \(round): \(keys)")
+            // The cards answer as they were served (the response in the served order).
+            #expect(deckA.map(\.item.id) == servedA.map(\.cardID) && deckB.map(\.item.id) == servedB.map(\.cardID))
+            for card in servedA {
+                let s = Swipe(swipeID: "\(round)-\(card.position)", cardID: card.cardID, action: Bool.random(using: &rng) ? .like : .dislike,
+                              timestamp: Int64(card.position))
+                _ = try a.recordSwipe(s)
+                _ = try b.recordSwipe(s)
+            }
+        }
+    }
+}
+
 /// The session selects each band's best unseen cards per batch instead of keeping heaps; this
 /// checks the order against the `CardPool` reference the session used to hold.
 @Suite("Session serving order")
 struct ServingOrderTests {
-    @Test("non-probe cards come out in the order of re-scored CardPools, band by band", arguments: 0..<4)
-    func cardPoolReference(seed: UInt64) throws {
-        let engine = SessionFixtures.engine.reconfigured { $0.probeInterval = .max; $0.discoveryNoveltyBonus = 0 }
+    @Test("non-probe cards are the picks of re-scored CardPools band by band, served in the plan's order or best first",
+          arguments: 0..<4, DeckOrder.allCases)
+    func cardPoolReference(seed: UInt64, order: DeckOrder) throws {
+        let engine = SessionFixtures.engine.reconfigured { $0.probeInterval = .max; $0.discoveryNoveltyBonus = 0; $0.deckOrder = order }
         var rng = SplitMix64(seed: seed)
         let profiles = [Fixtures.bostonStudent, StudentProfile(annualBudget: 25000, sat: 1200)]
         var session = try engine.session(studentID: "o", profile: profiles[Int(seed) % 2], seed: seed)
@@ -278,8 +318,12 @@ struct ServingOrderTests {
                 expected.append(pools[p].removeMax().id)
                 if banded { bandServed[p] += 1 }
             }
+            if order == .bestFirst {
+                // The same cards, best first by score; ties keep the plan's order.
+                expected = expected.enumerated().sorted { (scores[$0.element], -$0.offset) > (scores[$1.element], -$1.offset) }.map(\.element)
+            }
             let cards = session.recommendations(count: count).recommendations
-            #expect(cards.map { catalog.row(of: $0.item.id)! } == expected, "seed \(seed) round \(round)")
+            #expect(cards.map { catalog.row(of: $0.item.id)! } == expected, "seed \(seed) \(order) round \(round)")
             for (i, card) in cards.enumerated() {
                 servedRows.insert(catalog.row(of: card.item.id)!)
                 _ = try session.recordSwipe(Swipe(swipeID: "\(round)-\(i)", cardID: card.item.id,

@@ -12,6 +12,18 @@ public enum ProbeCandidates: String, Sendable, Hashable, Codable, CaseIterable {
     case plausiblyGood = "plausibly_good"
 }
 
+/// The order of a deck's cards.
+public enum DeckOrder: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The cards the band plan and the probes chose, the non-probes best first by the ranking
+    /// score; probes keep their scheduled positions. The same cards as `bandPlan`, so the same
+    /// 50/30/20 mix and probe schedule, but a student sees what the model thinks best first
+    /// (a forced beyond or discovery card no longer sits at position 2 or 3).
+    case bestFirst = "best_first"
+    /// The band plan's interleaving (nearby, beyond, discovery, nearby, …): the order before
+    /// `bestFirst`, kept as an evaluation baseline.
+    case bandPlan = "band_plan"
+}
+
 /// Settings of the learning engine. Every default is documented where it acts.
 ///
 /// Decoding from JSON fills absent fields with the defaults, rejects unknown keys (a typo must
@@ -52,6 +64,15 @@ public struct EngineConfiguration: Sendable, Hashable, Codable {
     /// stays the cards' own (without the bias). Off by default: a stored session learned
     /// without it does not restore under it (the configuration digest differs).
     public var studentBias = false
+    /// The order of a deck's cards (`DeckOrder.bestFirst`: the chosen cards best first, probes
+    /// at their positions).
+    public var deckOrder: DeckOrder = .bestFirst
+    /// Whether a probe's draw also weighs each candidate's value: p ∝ exp(variance / T +
+    /// score / calibration scale), the second term the log-odds of a like — information times
+    /// value rather than information alone. Off by default: on the simulated families it moved
+    /// the first deck up a little and the 40th either way, within the intervals
+    /// (docs/evaluation.md); an A/B arm (`serve --experiment`) can try it on real students.
+    public var probeValue = false
 
     /// The defaults.
     public init() {}
@@ -59,6 +80,7 @@ public struct EngineConfiguration: Sendable, Hashable, Codable {
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case expansion, bandShares, probeInterval, geographicMixing, priorPrecision, stableForgetting
         case feedbackCooldown, patternBreakConfidence, feedbackStrength, discoveryNoveltyBonus, probeCandidates, studentBias
+        case deckOrder, probeValue
     }
 
     /// Decodes a configuration: absent fields keep their defaults, unknown keys are rejected,
@@ -99,6 +121,14 @@ public struct EngineConfiguration: Sendable, Hashable, Codable {
             config.probeCandidates = candidates
         }
         if let v = try c.decodeIfPresent(Bool.self, forKey: .studentBias) { config.studentBias = v }
+        if let v = try c.decodeIfPresent(String.self, forKey: .deckOrder) {
+            guard let order = DeckOrder(rawValue: v) else {
+                throw DataError(.invalidValue, source: "configuration", field: "deckOrder",
+                                detail: "deckOrder: \"\(DataError.truncated(v))\" is not one of \(DeckOrder.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            config.deckOrder = order
+        }
+        if let v = try c.decodeIfPresent(Bool.self, forKey: .probeValue) { config.probeValue = v }
         try config.validate()
         self = config
     }
@@ -121,6 +151,10 @@ public struct EngineConfiguration: Sendable, Hashable, Codable {
         try c.encode(probeCandidates.rawValue, forKey: .probeCandidates)
         // Only when on: the default configuration keeps the encoding (and modelVersion) it had.
         if studentBias { try c.encode(studentBias, forKey: .studentBias) }
+        // Always: decks came out in the band plan's order before this field existed, so a
+        // session stored then must not restore as if it had been served best first.
+        try c.encode(deckOrder.rawValue, forKey: .deckOrder)
+        if probeValue { try c.encode(probeValue, forKey: .probeValue) }
     }
 
     /// Checks every value's range.

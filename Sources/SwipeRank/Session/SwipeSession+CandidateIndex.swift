@@ -51,7 +51,9 @@ extension BatchPools {
             index.grid.forEachRow(within: Double(far), of: home) { row in
                 if distances[row] <= far { scoreOne(row) }
             }
-            for row in index.unlocatedRows { scoreOne(row) }
+            // A row the index has no coordinates for may still have a distance (the matcher
+            // places it another way); a far one is the blocks' to find, so it is never listed twice.
+            for row in index.unlocatedRows where !isFar(row) { scoreOne(row) }
         }
         let farPool = pools == 3 ? discovery : 0
         counts[farPool] += engine.matcher.catalog.count - nearRows

@@ -257,6 +257,23 @@ public struct SwipeSession<M: Matcher>: Sendable {
         return true
     }
 
+    /// Puts the deck just dealt (`served[first...]`, `cards`) best first: the non-probe cards
+    /// sorted by their ranking score (ties: the band plan's order) into the non-probe
+    /// positions; probes, and every position, stay where the schedule put them.
+    mutating func orderBestFirst(from first: Int, cards: inout [Recommendation], keys: [Float]) {
+        let slots = (0..<cards.count).filter { !served[first + $0].isProbe }
+        let sorted = slots.sorted { (keys[$0], -$0) > (keys[$1], -$1) }
+        guard sorted != slots else { return }
+        let (dealt, oldCards) = (Array(served[first...]), cards)
+        for (slot, from) in zip(slots, sorted) {
+            let c = dealt[from]
+            served[first + slot] = ServedCard(position: dealt[slot].position, row: c.row, cardID: c.cardID, band: c.band, isProbe: c.isProbe,
+                                              propensity: c.propensity, predictedMatch: c.predictedMatch, action: c.action)
+            servedIndexByRow[c.row] = first + slot
+            cards[slot] = oldCards[from]
+        }
+    }
+
     /// Scores the catalog under the current model (nothing yet on the index path).
     func deckScores() -> DeckScores {
         let weights = self.weights
@@ -295,6 +312,15 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // and a card in the windows of two probes of one band has one variance, computed once.
         var variances = DeckVariances()
         let grades = scores.gradeScale(engine: engine, student: student)
+        let first = served.count
+        let (engine, frozenRanking) = (self.engine, ranking)
+        // A row's ranking score (the probes' value; the deck's best-first order).
+        let rankScore: (Int) -> Float = { row in
+            scores.indexed ? scores.rawScore(row: row, engine: engine, student: student) : frozenRanking[row]
+        }
+        // Each card's ranking score, for the deck's order (`DeckOrder.bestFirst`).
+        var keys: [Float] = []
+        keys.reserveCapacity(wanted)
         for planned in plan {
             let position = nextPosition
             // Backfill: the planned band, else the next ones in cyclic order.
@@ -307,7 +333,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
             var row: Int, propensity = 1.0
             let isProbe = engine.probes.isProbe(position: position)
             if isProbe {
-                (row, propensity) = drawProbe(pool: p, batch: batch, raw: raw, student: student, variances: &variances)
+                (row, propensity) = drawProbe(pool: p, batch: batch, raw: raw, student: student, variances: &variances, score: rankScore)
             } else {
                 row = batch.nextBest(pool: p)
             }
@@ -323,7 +349,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
             if band != nil { bandServed[p] += 1 }
             markShown(row: row)
             cards.append(card)
+            keys.append(rankScore(row))
         }
+        if engine.configuration.deckOrder == .bestFirst { orderBestFirst(from: first, cards: &cards, keys: keys) }
         engine.matcher.varyExplanations(&cards, student: student, weights: weights)
         return RecommendationResponse(recommendations: cards, learningState: learningState, totalSwipes: totalSwipes)
     }
@@ -345,7 +373,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// by the pool's score), one drawn ∝ exp(variance / T). `variances` holds the variances
     /// this deck has computed (by row), and gets the new ones.
     mutating func drawProbe(pool p: Int, batch: BatchPools<M>, raw: [Float], student: M.Student,
-                            variances known: inout DeckVariances) -> (row: Int, propensity: Double) {
+                            variances known: inout DeckVariances, score: (Int) -> Float) -> (row: Int, propensity: Double) {
         let (window, temperature) = engine.probes.exploration(for: phase)
         let candidates: [Int]
         switch engine.configuration.probeCandidates {
@@ -375,7 +403,16 @@ public struct SwipeSession<M: Matcher>: Sendable {
             }
         }
         let variances = candidates.map { known.byRow[$0]! }
-        let (index, propensity) = ProbeScheduler.draw(uncertainties: variances, temperature: temperature, using: &rng)
+        guard engine.configuration.probeValue else {
+            let (index, propensity) = ProbeScheduler.draw(uncertainties: variances, temperature: temperature, using: &rng)
+            return (candidates[index], propensity)
+        }
+        // Value beside information: each candidate's ranking score in logits of the match
+        // calibration (log-odds of a like, up to a constant), so of two equally uncertain cards
+        // the one more likely liked is drawn more often.
+        let scale = Float(engine.matcher.calibration.scale)
+        let logits = zip(candidates, variances).map { row, variance in variance / temperature + Double(score(row) / scale) }
+        let (index, propensity) = ProbeScheduler.draw(uncertainties: logits, temperature: 1, using: &rng)
         return (candidates[index], propensity)
     }
 

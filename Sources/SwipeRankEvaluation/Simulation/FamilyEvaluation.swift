@@ -12,7 +12,7 @@ public enum FamilyEvaluation {
     /// The policies compared on each family: the engine with and without what the population
     /// taught, the serving without learning, the naive learner, and the references.
     public static let policies: [PolicyKind] = [
-        .engineCollaborative, .enginePopulationPrior, .engine, .engineNoLearning, .naiveSGD, .naiveSGDEngineServing,
+        .engineCollaborative, .enginePopulationPrior, .engine, .engineBandOrder, .engineNoLearning, .naiveSGD, .naiveSGDEngineServing,
         .profileOnly, .popularity, .linearOracle, .constrainedOracle,
     ]
 

@@ -32,6 +32,9 @@ public enum PolicyKind: String, Sendable, Hashable, CaseIterable, Codable {
     case engineBoundaryProbes = "engine_boundary_probes"
     /// The engine without geographic mixing (one pool).
     case engineNoGeoMix = "engine_no_geo_mix"
+    /// The engine serving its decks in the band plan's interleaved order (`DeckOrder.bandPlan`,
+    /// the order before best-first decks): the same cards, another order.
+    case engineBandOrder = "engine_band_order"
     /// The cold-start profile ranking, never updated.
     case profileOnly = "profile_only"
     /// Items by a popularity score (colleges: undergraduate enrollment), the same for everyone.
@@ -75,8 +78,9 @@ public enum PolicyKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// A bound on serving, not a learner: each student's true taste served under the engine's
     /// own constraint — the 50/30/20 band quotas planned as the engine plans them
     /// (`GeographicMixer`, the same backfill) — its best unseen card in every slot (a probe slot
-    /// is a slot like any other). Its served NDCG@10 is the most any policy bound by the band mix
-    /// can serve; the unconstrained bound is 1 by the metric's definition.
+    /// is a slot like any other), the deck then served best first. Its served NDCG@10 is the most
+    /// any policy bound by the band mix can serve; the unconstrained bound is 1 by the metric's
+    /// definition.
     case constrainedOracle = "constrained_oracle"
 }
 
@@ -228,7 +232,8 @@ struct ConstrainedOraclePolicy<M: Matcher>: RankingPolicy {
             bandServed[pick.pool] += 1
             batch.append(pick.row)
         }
-        return batch
+        // Best first, as the engine orders its decks (ties: the plan's order).
+        return batch.enumerated().sorted { (gains[$0.element], -$0.offset) > (gains[$1.element], -$1.offset) }.map(\.element)
     }
 
     mutating func observe(row: Int, liked: Bool) throws {}

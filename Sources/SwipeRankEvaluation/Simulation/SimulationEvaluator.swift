@@ -385,6 +385,8 @@ extension SimulationEvaluator {
                                     student: student, seed: seed)
         case .engineStudentBias:
             return try EnginePolicy(name: kind.rawValue, engine: engine.reconfigured { $0.studentBias = true }, student: student, seed: seed)
+        case .engineBandOrder:
+            return try EnginePolicy(name: kind.rawValue, engine: engine.reconfigured { $0.deckOrder = .bandPlan }, student: student, seed: seed)
         case .engineNoGeoMix:
             return try EnginePolicy(name: kind.rawValue, engine: engine.reconfigured { $0.geographicMixing = false }, student: student, seed: seed)
         case .profileOnly:
