@@ -159,6 +159,7 @@ let package = Package(
                 "SwipeRankServer",
                 "SwipeRankNumerics",
                 "SwipeRankEvaluation",  // the scheduled refit's tests fit with FactorFit
+                "SwipeRankPostgres",  // and share a PostgreSQL database between two instances
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "CompressNIO", package: "compress-nio"),

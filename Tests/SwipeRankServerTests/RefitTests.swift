@@ -1,7 +1,9 @@
 import Foundation
 import HTTPTypes
+import Logging
 import SwipeRank
 import SwipeRankEvaluation
+import SwipeRankPostgres
 @testable import SwipeRankServer
 import SwipeRankStore
 import Synchronization
@@ -197,6 +199,77 @@ struct RefitTests {
                 let state = try await c.call(.get, "/student/learning-state", student: "w\(s)")
                 #expect(state.status == .ok && state.json["total_swipes"] as? Int == 12, "\(String(decoding: state.body, as: UTF8.self))")
             }
+        }
+    }
+
+    /// Where two instances share a database: a SQLite file (two stores on it, as two processes
+    /// would open it), and PostgreSQL when `SWIPERANK_POSTGRES_URL` names a server (two pools on
+    /// one schema).
+    enum Shared: String, CaseIterable, CustomTestStringConvertible {
+        case sqlite, postgres
+        var testDescription: String { rawValue }
+        static var available: [Shared] {
+            (ProcessInfo.processInfo.environment["SWIPERANK_POSTGRES_URL"] ?? "").isEmpty ? [.sqlite] : allCases
+        }
+
+        /// Two stores on one database and what stops them.
+        func pair() async throws -> (any ServiceStore, any ServiceStore, @Sendable () -> Void) {
+            switch self {
+            case .sqlite:
+                let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-refit2-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+                let path = dir.appendingPathComponent("db.sqlite").path
+                return (try SQLiteStore(path: path), try SQLiteStore(path: path), { try? FileManager.default.removeItem(at: dir) })
+            case .postgres:
+                let url = ProcessInfo.processInfo.environment["SWIPERANK_POSTGRES_URL"]!
+                let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+                var logger = Logger(label: "test.postgres")
+                logger.logLevel = .error
+                var stores: [PostgresStore] = []
+                var tasks: [Task<Void, any Error>] = []
+                for _ in 0..<2 {
+                    let store = try PostgresStore(url: url, schema: schema, maxConnections: 4, logger: logger)
+                    tasks.append(Task { try await store.run() })
+                    try await store.migrate()
+                    stores.append(store)
+                }
+                let running = tasks
+                return (stores[0], stores[1], { for task in running { task.cancel() } })
+            }
+        }
+    }
+
+    @Test("two instances on one database: refits started together fit once under the job lock; both serve the stored model",
+          arguments: Shared.available)
+    func twoInstances(shared: Shared) async throws {
+        let (storeA, storeB, done) = try await shared.pair()
+        defer { done() }
+        let engine = try FactorRouteTests.engine(weight: 4)
+        let seen = Seen()
+        try await Harness(store: storeA, engine: engine, configure: { $0.refit = Self.options(seen) }).runWithParts { c, partsA in
+            _ = try await Self.swipe(c)
+            var config = ServerConfiguration()
+            config.auth = AuthConfiguration(hmacSecret: Fixtures.secret)
+            config.service.clock = { 1_700_000_000_000 }
+            config.refit = Self.options(seen)
+            var logger = Logger(label: "test.b")
+            logger.logLevel = .critical
+            let partsB = try await buildParts(engine: engine, store: storeB, configuration: config, logger: logger)
+            let (a, b) = (try #require(partsA.refitter), try #require(partsB.refitter))
+            async let first = a.refit()
+            async let second = b.refit()
+            let outcomes = await [first, second]
+            #expect(outcomes.filter { if case .fitted = $0 { true } else { false } }.count == 1, "\(outcomes)")
+            #expect(outcomes.allSatisfy { if case .fitted = $0 { true } else { $0 == .held || $0 == .recent } }, "\(outcomes)")
+            #expect(seen.logs.withLock { $0.count } == 1, "one fit for the fleet")
+            // The other instance installs the stored model on its next poll.
+            _ = await a.follow()
+            _ = await b.follow()
+            let stored = try #require(try await storeB.latestModel(kind: "factors"))
+            #expect(stored.version == 1)
+            let digest = try CollaborativeFactors(file: FactorModelFile.decode(json: stored.data, source: "stored"),
+                                                  catalog: engine.matcher.catalog).digest
+            #expect(Self.digest(partsA) == digest && Self.digest(partsB) == digest)
         }
     }
 }
