@@ -91,10 +91,7 @@ struct FitFactors: AsyncParsableCommand {
         let policy: BadRowPolicy = skipBadRows ? .skip : .fail
         if let name = store {
             let logged = try await readStore(name)
-            let shown = logged.shown.map { (studentID: $0.studentID, itemID: $0.itemID) }
-            let log = logged.judgements.map {
-                Interaction(studentID: $0.studentID, itemID: $0.itemID, action: $0.liked ? .like : .dislike, timestamp: $0.timestamp)
-            }
+            let (log, shown) = (logged.interactions, logged.shownPairs)
             print("read \(log.count) swipes and saves and \(shown.count) unanswered cards of \(logged.students) students from the store")
             if let schema = catalogOptions.schema {
                 try fit(SwipeEngine(matcher: try catalogOptions.loadItems(schema: schema)), { [] }, log, shown: shown)
@@ -198,4 +195,14 @@ func readFactorFile(_ path: String) throws -> FactorModelFile {
     } catch {
         throw CLIError("\(error)")  // names the file (and line:column or the field)
     }
+}
+
+extension LoggedSwipes {
+    /// The answers as `FactorFit` reads them.
+    var interactions: [Interaction] {
+        judgements.map { Interaction(studentID: $0.studentID, itemID: $0.itemID, action: $0.liked ? .like : .dislike, timestamp: $0.timestamp) }
+    }
+
+    /// The unanswered cards as `FactorFit.fit(…, shown:)` reads them.
+    var shownPairs: [(studentID: String, itemID: String)] { shown.map { ($0.studentID, $0.itemID) } }
 }

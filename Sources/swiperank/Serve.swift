@@ -359,10 +359,7 @@ struct Serve: AsyncParsableCommand {
                 options.dislikeConfidence = current.dislikeConfidence
             }
             options.shownConfidence = shownConfidence
-            let interactions = log.judgements.map {
-                Interaction(studentID: $0.studentID, itemID: $0.itemID, action: $0.liked ? .like : .dislike, timestamp: $0.timestamp)
-            }
-            return try FactorFit.fit(catalog: context.catalog, interactions: interactions, shown: log.shown.map { ($0.studentID, $0.itemID) },
+            return try FactorFit.fit(catalog: context.catalog, interactions: log.interactions, shown: log.shownPairs,
                                      options: options, weight: context.current?.weight ?? 16 * context.scale)
         }
     }

@@ -32,37 +32,25 @@ public struct ExperimentStudent: Sendable, Hashable {
     ///   skipped.
     public static func read(from store: any StudentStore) async throws(StoreError) -> [ExperimentStudent] {
         var out: [ExperimentStudent] = []
-        var after: String?
         let decoder = JSONDecoder()
-        while true {
-            let ids = try await store.studentIDs(after: after, limit: 500)
-            guard let last = ids.last else { break }
-            after = last
-            for id in ids where !id.hasPrefix("\u{1}") {
-                var student = ExperimentStudent(studentID: id, arm: nil, swipes: [], swipesBeforeFirstSave: nil)
-                var served: [String: (probe: Bool, propensity: Double)] = [:]
-                var cursor = 0
-                while true {
-                    let page = try await store.events(of: id, after: cursor, kinds: [.served, .swipe, .save], limit: 1_000)
-                    guard let end = page.last else { break }
-                    cursor = end.seq
-                    for event in page {
-                        switch event.kind {
-                        case .served:
-                            guard let deck = try? decoder.decode(ServedPayload.self, from: event.payload) else { continue }
-                            if deck.arm != nil { student.arm = deck.arm }
-                            for card in deck.cards { served[card.cardID] = (card.isProbe, card.propensity) }
-                        case .swipe:
-                            guard let swipe = try? decoder.decode(SwipeRequest.self, from: event.payload) else { continue }
-                            let card = served[swipe.schoolID]
-                            student.swipes.append(Swipe(liked: swipe.action == .like, isProbe: card?.probe ?? false, propensity: card?.propensity))
-                        default:
-                            if student.swipesBeforeFirstSave == nil { student.swipesBeforeFirstSave = student.swipes.count }
-                        }
-                    }
+        try await forEachStudentLog(in: store, kinds: [.served, .swipe, .save]) { id, events in
+            var student = ExperimentStudent(studentID: id, arm: nil, swipes: [], swipesBeforeFirstSave: nil)
+            var served: [String: (probe: Bool, propensity: Double)] = [:]
+            for event in events {
+                switch event.kind {
+                case .served:
+                    guard let deck = try? decoder.decode(ServedPayload.self, from: event.payload) else { continue }
+                    if deck.arm != nil { student.arm = deck.arm }
+                    for card in deck.cards { served[card.cardID] = (card.isProbe, card.propensity) }
+                case .swipe:
+                    guard let swipe = try? decoder.decode(SwipeRequest.self, from: event.payload) else { continue }
+                    let card = served[swipe.schoolID]
+                    student.swipes.append(Swipe(liked: swipe.action == .like, isProbe: card?.probe ?? false, propensity: card?.propensity))
+                default:
+                    if student.swipesBeforeFirstSave == nil { student.swipesBeforeFirstSave = student.swipes.count }
                 }
-                out.append(student)
             }
+            out.append(student)
         }
         return out
     }

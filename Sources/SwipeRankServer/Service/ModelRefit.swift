@@ -111,51 +111,56 @@ public struct LoggedSwipes: Sendable {
     ///   skipped (the log was written by this service; nothing to fit from it).
     public static func read(from store: any StudentStore, itemIDs: Set<String>) async throws(StoreError) -> LoggedSwipes {
         var log = LoggedSwipes()
-        var after: String?
         let decoder = JSONDecoder()
-        while true {
-            let ids = try await store.studentIDs(after: after, limit: 500)
-            guard let last = ids.last else { break }
-            after = last
-            // Another catalog's students (`serve --catalogs`) when read through the whole store.
-            for id in ids where !id.hasPrefix("\u{1}") {
-                var served: [String] = []
-                var answered = Set<String>()
-                var cursor = 0
-                while true {
-                    let page = try await store.events(of: id, after: cursor, kinds: [.served, .swipe, .save], limit: 1_000)
-                    guard let end = page.last else { break }
-                    cursor = end.seq
-                    for event in page {
-                        switch event.kind {
-                        case .served:
-                            if let deck = try? decoder.decode(ServedCards.self, from: event.payload) { served += deck.cards.map(\.card_id) }
-                        case .swipe:
-                            guard let swipe = try? decoder.decode(SwipeRequest.self, from: event.payload), itemIDs.contains(swipe.schoolID) else { continue }
-                            answered.insert(swipe.schoolID)
-                            log.judgements.append(Judgement(studentID: id, itemID: swipe.schoolID, liked: swipe.action == .like,
-                                                            timestamp: swipe.timestamp))
-                        default:
-                            guard let save = try? decoder.decode(SavePayload.self, from: event.payload), itemIDs.contains(save.schoolID) else { continue }
-                            answered.insert(save.schoolID)
-                            log.judgements.append(Judgement(studentID: id, itemID: save.schoolID, liked: true, timestamp: save.timestamp))
-                        }
-                    }
+        try await forEachStudentLog(in: store, kinds: [.served, .swipe, .save]) { id, events in
+            var served: [String] = []
+            var answered = Set<String>()
+            for event in events {
+                switch event.kind {
+                case .served:
+                    if let deck = try? decoder.decode(ServedPayload.self, from: event.payload) { served += deck.cards.map(\.cardID) }
+                case .swipe:
+                    guard let swipe = try? decoder.decode(SwipeRequest.self, from: event.payload), itemIDs.contains(swipe.schoolID) else { continue }
+                    answered.insert(swipe.schoolID)
+                    log.judgements.append(Judgement(studentID: id, itemID: swipe.schoolID, liked: swipe.action == .like,
+                                                    timestamp: swipe.timestamp))
+                default:
+                    guard let save = try? decoder.decode(SavePayload.self, from: event.payload), itemIDs.contains(save.schoolID) else { continue }
+                    answered.insert(save.schoolID)
+                    log.judgements.append(Judgement(studentID: id, itemID: save.schoolID, liked: true, timestamp: save.timestamp))
                 }
-                var seen = Set<String>()
-                for item in served where itemIDs.contains(item) && !answered.contains(item) && seen.insert(item).inserted {
-                    log.shown.append(Shown(studentID: id, itemID: item))
-                }
-                log.students += 1
             }
+            var seen = Set<String>()
+            for item in served where itemIDs.contains(item) && !answered.contains(item) && seen.insert(item).inserted {
+                log.shown.append(Shown(studentID: id, itemID: item))
+            }
+            log.students += 1
         }
         return log
     }
+}
 
-    /// The parts of a logged deck a fit needs.
-    private struct ServedCards: Decodable {
-        struct Card: Decodable { var card_id: String }
-        var cards: [Card]
+/// Calls `body` with every student of a store and their logged events of `kinds`, in order,
+/// students by id (another catalog's students — `serve --catalogs` keys — skipped when read
+/// through a whole store). The walk the refit and the experiment report share.
+func forEachStudentLog(in store: any StudentStore, kinds: Set<EventKind>,
+                       _ body: (String, [StoredEvent]) throws(StoreError) -> Void) async throws(StoreError) {
+    var after: String?
+    while true {
+        let ids = try await store.studentIDs(after: after, limit: 500)
+        guard let last = ids.last else { return }
+        after = last
+        for id in ids where !id.hasPrefix("\u{1}") {
+            var events: [StoredEvent] = []
+            var cursor = 0
+            while true {
+                let page = try await store.events(of: id, after: cursor, kinds: kinds, limit: 1_000)
+                guard let end = page.last else { break }
+                cursor = end.seq
+                events += page
+            }
+            try body(id, events)
+        }
     }
 }
 
