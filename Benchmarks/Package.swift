@@ -81,7 +81,7 @@ let package = Package(
         // A fixed workload to run under a profiler.
         .executableTarget(
             name: "swiperank-profile",
-            dependencies: [.product(name: "SwipeRank", package: "SwipeRank")],
+            dependencies: [.product(name: "SwipeRank", package: "SwipeRank"), .product(name: "SwipeRankNumerics", package: "SwipeRank")],
             path: "Profile"
         ),
     ]

@@ -7,6 +7,7 @@
 // batch in µs (wall clock: compare builds by interleaving runs).
 import Foundation
 import SwipeRank
+import SwipeRankNumerics
 
 let root = URL(fileURLWithPath: CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "..")
 let schools = try SchoolCatalog(schoolsPath: root.appendingPathComponent("datasets/schools.csv").path,
@@ -45,6 +46,38 @@ if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "swipes" {
     }
     t.sort()
     print("recordSwipe stable p50 µs", t[t.count / 2], "model", session.model.digest)
+    exit(0)
+}
+if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "factors" {
+    // RankingBenchmarks' "recommendations(10) after a swipe, schools 2294, factors f=32": the
+    // same random f = 32 model, a like on the last served card before each deck.
+    var rng = SplitMix64(seed: 32)
+    let ids = schools.catalog.ids
+    let file = FactorModelFile(dimension: 32, confidence: 10, dislikeConfidence: 0, regularization: 10, weight: 50, itemIDs: ids,
+                               itemFactors: ids.map { _ in (0..<32).map { _ in Double.random(in: -0.3...0.3, using: &rng) } })
+    let factorEngine = try engine.withFactors(file)
+    var student = profile
+    student.sizePreference = .medium
+    student.settingPreference = .city
+    student.academicPriority = 0.7
+    student.earningsPriority = 0.6
+    var session = try factorEngine.session(studentID: "b", profile: student, seed: 1)
+    _ = session.recommendations(count: 1)
+    var times: [Double] = []
+    var digest: UInt64 = 0xcbf29ce484222325  // FNV-1a of every card's id, score, reasons and grade
+    let clock = ContinuousClock()
+    for _ in 0..<min(200, Int(ProcessInfo.processInfo.environment["ROUNDS"] ?? "") ?? 100) {
+        let last = session.served.last!
+        _ = try session.recordSwipe(Swipe(swipeID: "\(last.position)", cardID: last.cardID, action: .like, timestamp: Int64(last.position)))
+        let t0 = clock.now
+        let cards = session.recommendations(count: 10).recommendations
+        let t = clock.now - t0
+        times.append(Double(t.components.attoseconds) / 1e12 + Double(t.components.seconds) * 1e6)
+        if cards.isEmpty { break }
+        for c in cards { for b in "\(c.item.id)|\(c.matchScore.bitPattern)|\(c.explanations)|\(c.grade)".utf8 { digest = (digest ^ UInt64(b)) &* 0x100000001b3 } }
+    }
+    times.sort()
+    print("factors f=32:", String(digest, radix: 16), "p50 µs", times[times.count / 2], "p10", times[times.count / 10])
     exit(0)
 }
 var total = 0

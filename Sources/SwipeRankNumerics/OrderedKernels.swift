@@ -87,3 +87,44 @@ public func addScaledFixedPoint(_ values: ContiguousArray<Int16>, offset: Int, s
         }
     }
 }
+
+/// For each column i of the f × n row-major matrix `xt`, `Σⱼ v[j]·xt[j, i]`, summed from 0 in
+/// ascending j: each the same bits as a one-vector loop over j, while the n columns are added
+/// side by side (contiguous, vectorizable) instead of one strided dot product at a time.
+///
+/// - Parameters:
+///   - xt: f × n values, row-major (column i is one vector).
+///   - n: The number of columns.
+///   - v: f values.
+/// - Returns: n dot products.
+/// - Complexity: O(f × n).
+public func columnDotsInOrder(_ xt: [Double], columns n: Int, with v: [Double]) -> [Double] {
+    let f = v.count
+    precondition(xt.count == f * n, "columnDotsInOrder: \(xt.count) values for \(f) × \(n)")
+    var out = [Double](repeating: 0, count: n)
+    guard n > 0 else { return out }
+    xt.withUnsafeBufferPointer { x in
+        out.withUnsafeMutableBufferPointer { o in
+            guard let xb = x.baseAddress, let ob = o.baseAddress else { return }
+            // Four columns per SIMD lane group (the pointers may alias as far as the compiler
+            // knows, so it would not vectorize the plain loop): lane k is still 0 + v₀x₀ + v₁x₁ + …
+            // in j order, a multiply then an add, as the scalar loop.
+            var i = 0
+            while i + 4 <= n {
+                var acc = SIMD4<Double>(repeating: 0)
+                for j in 0..<f {
+                    acc = acc + SIMD4<Double>(repeating: v[j]) * UnsafeRawPointer(xb + j * n + i).loadUnaligned(as: SIMD4<Double>.self)
+                }
+                UnsafeMutableRawPointer(ob + i).storeBytes(of: acc, as: SIMD4<Double>.self)
+                i += 4
+            }
+            while i < n {
+                var sum = 0.0
+                for j in 0..<f { sum = sum + v[j] * xb[j * n + i] }
+                ob[i] = sum
+                i += 1
+            }
+        }
+    }
+    return out
+}

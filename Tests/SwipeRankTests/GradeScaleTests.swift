@@ -33,6 +33,27 @@ struct GradeScaleTests {
         #expect(grades == expected)
     }
 
+    @Test("thresholds by selection equal the sorted sample's, calibrated or not, ties and all (400 seeded samples)")
+    func selection() {
+        var rng = SplitMix64(seed: 32)
+        let calibration = MatchCalibration.default
+        for trial in 0..<400 {
+            let m = trial < 8 ? trial : Int(rng.next() % 1500) + 1
+            // Few distinct values in some samples (long runs of ties), continuous ones in others.
+            let levels = trial % 3 == 0 ? 4 : 1_000_000
+            let raw = (0..<m).map { _ in Float(Int(rng.next() % UInt64(levels))) / Float(levels) * 8 - 2 }
+            let sorted = raw.sorted(by: >)
+            let expected = GradeScale.cumulativePercent.map { entry -> Double in
+                guard m > 0 else { return .infinity }
+                let position = Int((Double(entry.percent) * Double(m) / 100).rounded(.up))
+                return calibration.cardMatchScore(raw: Double(sorted[min(max(position, 1), m) - 1]))
+            }
+            #expect(GradeScale(sample: raw.map(Double.init)) { calibration.cardMatchScore(raw: $0) }.thresholds == expected, "m = \(m)")
+            let scores = raw.map { calibration.cardMatchScore(raw: Double($0)) }
+            #expect(GradeScale(sampleMatchScores: scores).thresholds == expected, "m = \(m)")
+        }
+    }
+
     @Test("the sample: every row of a small catalog, 1,024 evenly spaced rows of a large one")
     func sample() {
         #expect(GradeScale.sampleRows(catalogCount: 5) == [0, 1, 2, 3, 4])
@@ -96,6 +117,23 @@ struct GradeScaleTests {
         let tops = (0..<6).map { _ in ["Within your budget ($1/yr)", "B"] }
         #expect(ExplanationVariety.vary(shown: tops, candidates: tops).map(\.first) == tops.map(\.first))
         #expect(ExplanationVariety.key("Close to home (1,234 mi)") == ExplanationVariety.key("Close to home (7 mi)"))
+    }
+
+    @Test("sentence keys compare and hash as their key strings (2,000 seeded pairs with digits, separators, non-ASCII)")
+    func sentenceKeys() {
+        var rng = SplitMix64(seed: 61)
+        let pieces = ["1", "23", ",", ".", "4.5", "1,234", " ", "mi", "é", "–", "$", "#", "a", ""]
+        func sentence() -> String { (0..<Int(rng.next() % 6)).map { _ in pieces[Int(rng.next() % UInt64(pieces.count))] }.joined() }
+        var equalPairs = 0
+        for _ in 0..<2000 {
+            let (a, b) = (sentence(), sentence())
+            let same = ExplanationVariety.key(a) == ExplanationVariety.key(b)
+            let (ka, kb) = (ExplanationVariety.SentenceKey(a), ExplanationVariety.SentenceKey(b))
+            #expect((ka == kb) == same, "\(a) | \(b)")
+            if same { #expect(ka.hashValue == kb.hashValue) }
+            equalPairs += same ? 1 : 0
+        }
+        #expect(equalPairs > 50)  // the pairs exercise equality, not only difference
     }
 
     @Test("a served deck of the shipped schools obeys the variety rule")

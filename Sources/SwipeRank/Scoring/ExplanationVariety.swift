@@ -18,24 +18,52 @@ public enum ExplanationVariety {
     /// - Parameter sentence: A reason.
     /// - Returns: The sentence with every run of digits (and the separators inside it) as `#`.
     public static func key(_ sentence: String) -> String {
+        String(decoding: keyBytes(sentence), as: UTF8.self)
+    }
+
+    /// The UTF-8 bytes of `key(_:)`.
+    static func keyBytes(_ sentence: String) -> [UInt8] {
         // On UTF-8 bytes: ASCII digits and separators are single bytes that never occur inside
         // a multi-byte character, and a deck asks this for every candidate sentence (iterating
-        // Characters cost more than building the cards).
-        var key: [UInt8] = []
-        key.reserveCapacity(sentence.utf8.count)
-        var inNumber = false
-        for byte in sentence.utf8 {
-            if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
-                if !inNumber { key.append(UInt8(ascii: "#")) }
-                inNumber = true
-            } else if inNumber && (byte == UInt8(ascii: ",") || byte == UInt8(ascii: ".")) {
-                continue
-            } else {
-                inNumber = false
-                key.append(byte)
+        // Characters, or a UTF-8 iterator, cost more than building the cards).
+        var sentence = sentence
+        sentence.makeContiguousUTF8()  // a no-op for native strings: the buffer below exists
+        return sentence.utf8.withContiguousStorageIfAvailable { utf8 -> [UInt8] in
+            var key: [UInt8] = []
+            key.reserveCapacity(utf8.count)
+            var inNumber = false
+            for byte in utf8 {
+                if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                    if !inNumber { key.append(UInt8(ascii: "#")) }
+                    inNumber = true
+                } else if inNumber && (byte == UInt8(ascii: ",") || byte == UInt8(ascii: ".")) {
+                    continue
+                } else {
+                    inNumber = false
+                    key.append(byte)
+                }
             }
+            return key
+        } ?? []
+    }
+
+    /// A sentence compared and hashed by its `key(_:)` bytes, never built as a `String`: a deck
+    /// asks for a few dozen, and decoding each key into a `String` and hashing it was a tenth of
+    /// a deck's cost. Equal exactly when the keys are; hashed by a 64-bit FNV-1a of the bytes.
+    struct SentenceKey: Hashable {
+        let bytes: [UInt8]
+        let digest: UInt64
+
+        init(_ sentence: String) {
+            bytes = ExplanationVariety.keyBytes(sentence)
+            var digest: UInt64 = 0xcbf29ce484222325
+            for byte in bytes { digest = (digest ^ UInt64(byte)) &* 0x100000001b3 }
+            self.digest = digest
         }
-        return String(decoding: key, as: UTF8.self)
+
+        static func == (a: SentenceKey, b: SentenceKey) -> Bool { a.digest == b.digest && a.bytes == b.bytes }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(digest) }
     }
 
     /// The reasons each card of a deck shows.
@@ -61,8 +89,8 @@ public enum ExplanationVariety {
     /// - Returns: As `vary(shown:candidates:)`.
     static func vary(shown: [[String]], more: (Int) -> [String]) -> [[String]] {
         let cap = max(1, shown.count / 3)
-        var uses: [String: Int] = [:]
-        for reasons in shown { if let top = reasons.first { uses[key(top), default: 0] += 1 } }
+        var uses: [SentenceKey: Int] = [:]
+        for reasons in shown { if let top = reasons.first { uses[SentenceKey(top), default: 0] += 1 } }
         var result: [[String]] = []
         result.reserveCapacity(shown.count)
         for (i, reasons) in shown.enumerated() {
@@ -70,12 +98,13 @@ public enum ExplanationVariety {
                 result.append([])
                 continue
             }
-            var kept = [top], keys: Set<String> = [key(top)]
+            // A card keeps a handful of reasons: a list, not a set.
+            var kept = [top], keys = [SentenceKey(top)]
             func consider(_ sentence: String) {
-                let k = key(sentence)
+                let k = SentenceKey(sentence)
                 guard !keys.contains(k), uses[k, default: 0] < cap else { return }
                 kept.append(sentence)
-                keys.insert(k)
+                keys.append(k)
                 uses[k, default: 0] += 1
             }
             for sentence in reasons.dropFirst() where kept.count < reasons.count { consider(sentence) }

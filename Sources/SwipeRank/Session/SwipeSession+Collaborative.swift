@@ -14,17 +14,30 @@ import SwipeRankNumerics
 struct CollaborativeReasons {
     let terms: [Float]
     let typical: Float
-    /// The liked rows, ascending (ties go to the lower row), and their whitened factors, flat.
+    /// The liked rows, ascending (ties go to the lower row), and their whitened factors as the
+    /// columns of an f × likes matrix (row-major): one pass per card adds every like's term side
+    /// by side (`columnDotsInOrder`).
     let likedRows: [Int]
-    let likedVectors: [Double]
+    let likedColumns: [Double]
 
     init?<M: Matcher>(session: SwipeSession<M>, terms: [Float]?, raw: [Float]) {
         guard let terms, let factors = session.engine.factors, session.collaborative != nil else { return nil }
         self.terms = terms
         typical = raw.reduce(0, +) / Float(max(1, raw.count))
         let catalog = session.engine.matcher.catalog
-        likedRows = Set(session.swipes.values.filter { $0.action == .like }.compactMap { catalog.row(of: $0.cardID) }).sorted()
-        likedVectors = likedRows.flatMap { factors.vector(row: $0) }
+        var rows: [Int] = []
+        for swipe in session.swipes.values where swipe.action == .like {
+            if let row = catalog.row(of: swipe.cardID) { rows.append(row) }
+        }
+        rows.sort()
+        likedRows = rows.enumerated().filter { $0.offset == 0 || rows[$0.offset - 1] != $0.element }.map(\.element)  // once each
+        rows = likedRows
+        let (f, n, whitened) = (factors.dimension, rows.count, factors.whitened)
+        var columns = [Double](repeating: 0, count: f * n)
+        for (i, row) in rows.enumerated() {
+            for j in 0..<f { columns[j * n + i] = Double(whitened[row, j]) }
+        }
+        likedColumns = columns
     }
 
     /// The sentence for a card, or nil.
@@ -33,12 +46,10 @@ struct CollaborativeReasons {
     func reason<M: Matcher>(row: Int, raw: Float, session: SwipeSession<M>) -> String? {
         let term = terms[row]
         guard term > 0, term > raw - typical, let factors = session.engine.factors, let collaborative = session.collaborative else { return nil }
-        let f = factors.dimension
         let card = collaborative.factor.solve(factors.vector(row: row))   // A⁻¹ ṽᵣ
+        let contributions = columnDotsInOrder(likedColumns, columns: likedRows.count, with: card)
         var best: (row: Int, contribution: Double)?
-        for (i, liked) in likedRows.enumerated() where liked != row {
-            var contribution = 0.0
-            for j in 0..<f { contribution += card[j] * likedVectors[i * f + j] }
+        for (liked, contribution) in zip(likedRows, contributions) where liked != row {
             if contribution > 0, best == nil || contribution > best!.contribution { best = (liked, contribution) }
         }
         guard let best else { return nil }

@@ -238,9 +238,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
         /// grade alike and the scan path scores nothing twice.
         func gradeScale(engine: SwipeEngine<M>, student: M.Student) -> GradeScale {
             let calibration = engine.matcher.calibration
-            return GradeScale(sampleMatchScores: GradeScale.sampleRows(catalogCount: engine.matcher.catalog.count).map { row in
-                calibration.cardMatchScore(raw: Double(engine.matchRaw(rawScore(row: row, engine: engine, student: student), row: row)))
-            })
+            return GradeScale(sample: GradeScale.sampleRows(catalogCount: engine.matcher.catalog.count).map { row in
+                Double(engine.matchRaw(rawScore(row: row, engine: engine, student: student), row: row))
+            }) { calibration.cardMatchScore(raw: $0) }
         }
     }
 
