@@ -83,7 +83,7 @@ public struct GradeScale: Sendable, Hashable {
                 while i <= hi && values[i] > pivot { i += 1 }
                 while j >= lo && values[j] < pivot { j -= 1 }
                 if i <= j {
-                    values.swapAt(i, j)
+                    (values[i], values[j]) = (values[j], values[i])  // not swapAt: a call per swap, unspecialized
                     i += 1
                     j -= 1
                 }
