@@ -55,18 +55,22 @@ public struct LinearBlockIndex: Sendable {
             order.withUnsafeMutableBufferPointer { order in
                 // Depth-first, lower half first, so the blocks come out in position order.
                 var stack: [Range<Int>] = n > 0 ? [0..<n] : []
+                var lo = [Float](repeating: 0, count: d), hi = lo
                 while let range = stack.popLast() {
                     var widest = -1
                     var spread: Float = 0
                     if range.count > blockSize {
-                        for c in 0..<d {
-                            var lo = Float.infinity, hi = -Float.infinity
-                            for p in range {
-                                let v = x[order[p] * d + c]
-                                lo = min(lo, v); hi = max(hi, v)
+                        // Each row read once, all its columns together (rows are contiguous; a
+                        // column at a time read the range d times, in random row order).
+                        for c in 0..<d { lo[c] = .infinity; hi[c] = -.infinity }
+                        for p in range {
+                            let base = order[p] * d
+                            for c in 0..<d {
+                                let v = x[base + c]
+                                lo[c] = min(lo[c], v); hi[c] = max(hi[c], v)
                             }
-                            if hi - lo > spread { spread = hi - lo; widest = c }
                         }
+                        for c in 0..<d where hi[c] - lo[c] > spread { spread = hi[c] - lo[c]; widest = c }
                     }
                     var slice = UnsafeMutableBufferPointer(rebasing: order[range])
                     guard widest >= 0 else {
@@ -79,12 +83,17 @@ public struct LinearBlockIndex: Sendable {
                         }
                         continue
                     }
+                    // The lower half is the count/2 smallest rows by (value in the widest column,
+                    // row): a unique set under that strict order, so selecting it (O(count))
+                    // instead of sorting the range (O(count log count)) builds the same index —
+                    // the halves are only ever read as sets (their spreads, their next split,
+                    // their rows sorted ascending in the end).
+                    let middle = range.lowerBound + range.count / 2
                     let c = widest
-                    slice.sort { a, b in
+                    selectSmallest(range.count / 2, in: slice) { a, b in
                         let va = x[a * d + c], vb = x[b * d + c]
                         return va < vb || (va == vb && a < b)
                     }
-                    let middle = range.lowerBound + range.count / 2
                     stack.append(middle..<range.upperBound)
                     stack.append(range.lowerBound..<middle)
                 }
@@ -290,5 +299,34 @@ public struct BoundedTopList: Sendable {
         while i > 0 && (scores[i - 1] < score || (scores[i - 1] == score && rows[i - 1] > row)) { i -= 1 }
         scores.insert(score, at: i)
         rows.insert(row, at: i)
+    }
+}
+
+/// Puts the `k` smallest elements of `values` (under the strict total order `less`) before
+/// index k, the others from k on (Hoare partitions around median-of-three pivots: deterministic,
+/// O(count) expected).
+func selectSmallest(_ k: Int, in values: UnsafeMutableBufferPointer<Int>, by less: (Int, Int) -> Bool) {
+    guard k > 0, k < values.count else { return }
+    var lo = 0, hi = values.count - 1
+    let target = k - 1  // the k-th smallest lands at target, the smaller ones before it
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2
+        // Median of three by `less`.
+        var (a, b, c) = (values[lo], values[mid], values[hi])
+        if less(b, a) { swap(&a, &b) }
+        if less(c, b) { swap(&b, &c) }
+        if less(b, a) { swap(&a, &b) }
+        let pivot = b
+        var i = lo, j = hi
+        while i <= j {
+            while less(values[i], pivot) { i += 1 }
+            while less(pivot, values[j]) { j -= 1 }
+            if i <= j {
+                values.swapAt(i, j)
+                i += 1
+                j -= 1
+            }
+        }
+        if target <= j { hi = j } else if target >= i { lo = i } else { return }
     }
 }

@@ -24,6 +24,51 @@ struct LinearBlockIndexTests {
         return Array(all.prefix(k))
     }
 
+    /// The construction the index documents, written the slow way: split each range wider than
+    /// a block at the median of its widest column by sorting it on (value, row), leaves in
+    /// ascending rows.
+    static func referenceOrder(_ x: Matrix, blockSize: Int) -> [Int32] {
+        let (n, d) = (x.rows, x.columns)
+        var order = Array(0..<n)
+        var stack: [Range<Int>] = n > 0 ? [0..<n] : []
+        while let range = stack.popLast() {
+            var widest = -1
+            var spread: Float = 0
+            if range.count > blockSize {
+                for c in 0..<d {
+                    let column = range.map { x[order[$0], c] }
+                    if column.max()! - column.min()! > spread { spread = column.max()! - column.min()!; widest = c }
+                }
+            }
+            guard widest >= 0 else {
+                order[range].sort()
+                continue
+            }
+            order[range].sort { (x[$0, widest], $0) < (x[$1, widest], $1) }
+            let middle = range.lowerBound + range.count / 2
+            stack.append(middle..<range.upperBound)
+            stack.append(range.lowerBound..<middle)
+        }
+        return order.map(Int32.init)
+    }
+
+    @Test("the construction equals sorting each range at its median (60 seeded matrices: ties, constant columns, odd sizes)",
+          arguments: 0..<60)
+    func construction(seed: UInt64) {
+        var rng = SplitMix64(seed: 7_700 + seed)
+        let n = [0, 1, 7, 257, 1_000, 5_003][Int(seed % 6)]
+        let d = Int.random(in: 1...9, using: &rng)
+        let blockSize = [1, 3, 16, 64][Int(seed / 6 % 4)]
+        let palette: [Float] = [-1, 0, 0.5, 2]
+        let values = (0..<(n * d)).map { i -> Float in
+            if i % d == 0 && seed % 3 == 0 { return 1 }  // a constant column
+            return seed % 2 == 0 ? palette[Int.random(in: 0..<palette.count, using: &rng)] : Float.random(in: -3...3, using: &rng)
+        }
+        let x = Matrix(rows: n, columns: d, elements: values)
+        let index = LinearBlockIndex(features: x, blockSize: blockSize)
+        #expect(index.rowAtPosition == Self.referenceOrder(x, blockSize: blockSize), "n \(n) d \(d) block \(blockSize)")
+    }
+
     @Test("equals brute force: ties, negative and zero weights, equal columns, offsets, bonus, exclusions", arguments: 0..<240)
     func againstBruteForce(seed: UInt64) {
         var rng = SplitMix64(seed: 31_000 + seed)
