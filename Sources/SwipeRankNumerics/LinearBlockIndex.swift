@@ -1,3 +1,6 @@
+import Foundation
+import Synchronization
+
 // Exact top-k of a linear score over many rows without reading them all: rows grouped into
 // blocks of similar feature vectors, each block with its per-column minima and maxima, so no
 // row of a block can score above Σⱼ max(wⱼ·minⱼ, wⱼ·maxⱼ) (+ the block's largest offset). That
@@ -43,7 +46,8 @@ public struct LinearBlockIndex: Sendable {
     ///   - features: One row per item (finite values).
     ///   - blockSize: The most rows per block, ≥ 1 (256: a block's bound costs d operations, its
     ///     scan 256·d; measured at 10⁵ and 10⁶ items, see Benchmarks/Scale).
-    /// - Complexity: O(N log N × log(N / blockSize)) comparisons, O(N × d) memory.
+    /// - Complexity: O(N × d × log(N / blockSize)) expected, on up to four threads; O(N × d)
+    ///   memory.
     public init(features: Matrix, blockSize: Int = 256) {
         precondition(blockSize >= 1, "blockSize must be at least 1")
         let n = features.rows, d = features.columns
@@ -53,50 +57,25 @@ public struct LinearBlockIndex: Sendable {
         var starts: [Int] = []
         features.withUnsafeBufferPointer { x in
             order.withUnsafeMutableBufferPointer { order in
-                // Depth-first, lower half first, so the blocks come out in position order.
-                var stack: [Range<Int>] = n > 0 ? [0..<n] : []
-                var lo = [Float](repeating: 0, count: d), hi = lo
-                while let range = stack.popLast() {
-                    var widest = -1
-                    var spread: Float = 0
-                    if range.count > blockSize {
-                        // Each row read once, all its columns together (rows are contiguous; a
-                        // column at a time read the range d times, in random row order).
-                        for c in 0..<d { lo[c] = .infinity; hi[c] = -.infinity }
-                        for p in range {
-                            let base = order[p] * d
-                            for c in 0..<d {
-                                let v = x[base + c]
-                                lo[c] = min(lo[c], v); hi[c] = max(hi[c], v)
-                            }
-                        }
-                        for c in 0..<d where hi[c] - lo[c] > spread { spread = hi[c] - lo[c]; widest = c }
+                let splitter = BlockSplitter(x: x, d: d, order: order, blockSize: blockSize)
+                // The first two levels here, then each of the (up to) four subtrees on its own
+                // thread: they own disjoint parts of `order`, and each is split exactly as the
+                // sequential depth-first pass would, so the index is the same.
+                var frontier: [(range: Range<Int>, isLeaf: Bool)] = n > 0 ? [(0..<n, false)] : []
+                for _ in 0..<2 {
+                    frontier = frontier.flatMap { item -> [(range: Range<Int>, isLeaf: Bool)] in
+                        guard !item.isLeaf else { return [item] }
+                        guard let (lower, upper) = splitter.split(item.range) else { return [(item.range, true)] }
+                        return [(lower, false), (upper, false)]
                     }
-                    var slice = UnsafeMutableBufferPointer(rebasing: order[range])
-                    guard widest >= 0 else {
-                        // Small enough, or every row alike: ascending rows, cut into blocks.
-                        slice.sort()
-                        var start = range.lowerBound
-                        while start < range.upperBound {
-                            starts.append(start)
-                            start += blockSize
-                        }
-                        continue
-                    }
-                    // The lower half is the count/2 smallest rows by (value in the widest column,
-                    // row): a unique set under that strict order, so selecting it (O(count))
-                    // instead of sorting the range (O(count log count)) builds the same index —
-                    // the halves are only ever read as sets (their spreads, their next split,
-                    // their rows sorted ascending in the end).
-                    let middle = range.lowerBound + range.count / 2
-                    let c = widest
-                    selectSmallest(range.count / 2, in: slice) { a, b in
-                        let va = x[a * d + c], vb = x[b * d + c]
-                        return va < vb || (va == vb && a < b)
-                    }
-                    stack.append(middle..<range.upperBound)
-                    stack.append(range.lowerBound..<middle)
                 }
+                let parts = Mutex([[Int]](repeating: [], count: frontier.count))
+                let items = frontier
+                DispatchQueue.concurrentPerform(iterations: items.count) { i in
+                    let found = items[i].isLeaf ? splitter.blockStarts(leaf: items[i].range) : splitter.blocks(of: items[i].range)
+                    parts.withLock { $0[i] = found }
+                }
+                starts = parts.withLock { $0.flatMap { $0 } }
             }
         }
         starts.append(n)
@@ -299,6 +278,74 @@ public struct BoundedTopList: Sendable {
         while i > 0 && (scores[i - 1] < score || (scores[i - 1] == score && rows[i - 1] > row)) { i -= 1 }
         scores.insert(score, at: i)
         rows.insert(row, at: i)
+    }
+}
+
+/// The median splits of `LinearBlockIndex.init` over one buffer of rows: a range wider than a
+/// block is split at the median of its widest column, a block's rows are sorted ascending.
+/// Ranges of one splitter may be split on several threads when they are disjoint.
+struct BlockSplitter: @unchecked Sendable {  // raw buffers, each range written by one thread
+    let x: UnsafeBufferPointer<Float>
+    let d: Int
+    let order: UnsafeMutableBufferPointer<Int>
+    let blockSize: Int
+
+    /// Splits `range` at its median (its rows rearranged so the lower half comes first) and
+    /// returns the halves; nil for a leaf (at most a block, or every row alike), whose rows are
+    /// then sorted ascending.
+    func split(_ range: Range<Int>) -> (Range<Int>, Range<Int>)? {
+        var widest = -1
+        var spread: Float = 0
+        if range.count > blockSize {
+            // Each row read once, all its columns together (rows are contiguous; a column at a
+            // time read the range d times, in random row order).
+            let lo = UnsafeMutableBufferPointer<Float>.allocate(capacity: d), hi = UnsafeMutableBufferPointer<Float>.allocate(capacity: d)
+            defer { lo.deallocate(); hi.deallocate() }
+            lo.initialize(repeating: .infinity)
+            hi.initialize(repeating: -.infinity)
+            for p in range {
+                let row = UnsafeBufferPointer(rebasing: x[(order[p] * d)..<(order[p] * d + d)])
+                for c in 0..<d {
+                    lo[c] = min(lo[c], row[c]); hi[c] = max(hi[c], row[c])
+                }
+            }
+            for c in 0..<d where hi[c] - lo[c] > spread { spread = hi[c] - lo[c]; widest = c }
+        }
+        var slice = UnsafeMutableBufferPointer(rebasing: order[range])
+        guard widest >= 0 else {
+            slice.sort()
+            return nil
+        }
+        // The lower half is the count/2 smallest rows by (value in the widest column, row): a
+        // unique set under that strict order, so selecting it (O(count)) instead of sorting the
+        // range (O(count log count)) builds the same index — the halves are only ever read as
+        // sets (their spreads, their next split, their rows sorted ascending in the end).
+        let (x, d, c) = (x, d, widest)
+        selectSmallest(range.count / 2, in: slice) { a, b in
+            let va = x[a * d + c], vb = x[b * d + c]
+            return va < vb || (va == vb && a < b)
+        }
+        let middle = range.lowerBound + range.count / 2
+        return (range.lowerBound..<middle, middle..<range.upperBound)
+    }
+
+    /// Where a leaf's blocks start: every `blockSize` rows.
+    func blockStarts(leaf range: Range<Int>) -> [Int] { Array(stride(from: range.lowerBound, to: range.upperBound, by: blockSize)) }
+
+    /// Splits `range` depth-first, lower half first, down to its leaves; their blocks' starts in
+    /// position order.
+    func blocks(of range: Range<Int>) -> [Int] {
+        var starts: [Int] = []
+        var stack = [range]
+        while let next = stack.popLast() {
+            guard let (lower, upper) = split(next) else {
+                starts += blockStarts(leaf: next)
+                continue
+            }
+            stack.append(upper)
+            stack.append(lower)
+        }
+        return starts
     }
 }
 

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import SwipeRank
+@testable import SwipeRank
 import SwipeRankNumerics
 
 @Suite("Catalog import")
@@ -114,5 +114,31 @@ struct CatalogTests {
         #expect(try schools.majors.resolve("11").cipCodes.allSatisfy { $0.hasPrefix("11.") })
         #expect(try schools.majors.resolve("11.07").label == "Computer Science")
         #expect(try schools.majors.resolve("Business Administration").cipCodes == ["52.02"])
+    }
+}
+
+@Suite("Item matcher medians")
+struct ItemMatcherMedianTests {
+    @Test("column and attribute medians equal sorted references (shipped restaurants; missing values and indicators)")
+    func medians() throws {
+        let dir = Fixtures.root.appendingPathComponent("datasets/restaurants")
+        let catalog = try Catalog(table: try CSVTable(contentsOfFile: dir.appendingPathComponent("restaurants.csv").path),
+                                  schema: ItemSchema.load(contentsOfFile: dir.appendingPathComponent("restaurants.schema.json").path))
+        let matcher = ItemMatcher(catalog: catalog, regionAttribute: "neighborhood")
+        let names = catalog.columns.map(\.name)
+        var indicated = 0
+        for (j, column) in catalog.columns.enumerated() {
+            // The median over the rows whose value was observed (the column's `_missing` indicator is 0), upper middle.
+            let indicator = names.firstIndex(of: column.name + "_missing")
+            indicated += indicator == nil ? 0 : 1
+            let observed = (0..<catalog.count).filter { indicator == nil || catalog.features[$0, indicator!] == 0 }
+                .map { catalog.features[$0, j] }.sorted()
+            #expect(matcher.columnMedians[j] == (observed.isEmpty ? 0 : observed[observed.count / 2]), "\(column.name)")
+        }
+        #expect(indicated > 0)  // the reference exercises the missing-value rule
+        for (a, values) in catalog.numericValues.enumerated() {
+            let present = values.compactMap { $0 }.sorted()
+            #expect(matcher.attributeMedians[a] == (present.isEmpty ? nil : present[present.count / 2]))
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SwipeRankNumerics
 
 /// What a user of any catalog tells the engine: where they are (optional), how far they would
@@ -140,13 +141,28 @@ public struct ItemMatcher: Matcher {
         self.regionAttribute = regionAttribute
         let columnIndex = Dictionary(uniqueKeysWithValues: catalog.columns.enumerated().map { ($1.name, $0) })
         self.columnIndex = columnIndex
-        func median<T: Comparable>(_ values: [T]) -> T? { values.isEmpty ? nil : Self.select(values.count / 2, of: values) }
-        columnMedians = catalog.columns.indices.map { j in
-            let indicator = columnIndex["\(catalog.columns[j].name)_missing"]
-            let observed = (0..<catalog.count).filter { indicator == nil || catalog.features[$0, indicator!] == 0 }
-            return median(observed.map { catalog.features[$0, j] }) ?? 0
+        // One median per column and per numeric attribute, each independent of the others: on
+        // every core (at a million items they were a tenth of a start from the cache).
+        let columns = catalog.columns.count, attributes = catalog.numericValues.count
+        let medians = Mutex((columns: [Float](repeating: 0, count: columns), attributes: [Double?](repeating: nil, count: attributes)))
+        DispatchQueue.concurrentPerform(iterations: columns + attributes) { task in
+            if task < columns {
+                let j = task
+                let indicator = columnIndex["\(catalog.columns[j].name)_missing"]
+                var observed: [Float] = []
+                observed.reserveCapacity(catalog.count)
+                for row in 0..<catalog.count where indicator == nil || catalog.features[row, indicator!] == 0 {
+                    observed.append(catalog.features[row, j])
+                }
+                let m = observed.isEmpty ? 0 : Self.select(observed.count / 2, of: observed)
+                medians.withLock { $0.columns[j] = m }
+            } else {
+                let values = catalog.numericValues[task - columns].compactMap { $0 }
+                let m = values.isEmpty ? nil : Self.select(values.count / 2, of: values)
+                medians.withLock { $0.attributes[task - columns] = m }
+            }
         }
-        attributeMedians = catalog.numericValues.map { median($0.compactMap { $0 }) }
+        (columnMedians, attributeMedians) = medians.withLock { ($0.columns, $0.attributes) }
     }
 
     /// `values.sorted()[k]` without sorting (quickselect, Hoare partition around the middle
