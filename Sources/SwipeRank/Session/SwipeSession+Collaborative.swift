@@ -25,13 +25,12 @@ struct CollaborativeReasons {
         self.terms = terms
         typical = raw.reduce(0, +) / Float(max(1, raw.count))
         let catalog = session.engine.matcher.catalog
-        var rows: [Int] = []
+        var liked = Set<Int>()
         for swipe in session.swipes.values where swipe.action == .like {
-            if let row = catalog.row(of: swipe.cardID) { rows.append(row) }
+            if let row = catalog.row(of: swipe.cardID) { liked.insert(row) }
         }
-        rows.sort()
-        likedRows = rows.enumerated().filter { $0.offset == 0 || rows[$0.offset - 1] != $0.element }.map(\.element)  // once each
-        rows = likedRows
+        let rows = liked.sorted()
+        likedRows = rows
         let (f, n, whitened) = (factors.dimension, rows.count, factors.whitened)
         var columns = [Double](repeating: 0, count: f * n)
         for (i, row) in rows.enumerated() {
