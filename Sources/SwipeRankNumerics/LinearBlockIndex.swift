@@ -321,7 +321,7 @@ struct BlockSplitter: @unchecked Sendable {  // raw buffers, each range written 
         // range (O(count log count)) builds the same index — the halves are only ever read as
         // sets (their spreads, their next split, their rows sorted ascending in the end).
         let (x, d, c) = (x, d, widest)
-        selectSmallest(range.count / 2, in: slice) { a, b in
+        selectNth(range.count / 2, in: slice, within: 0..<slice.count) { a, b in
             let va = x[a * d + c], vb = x[b * d + c]
             return va < vb || (va == vb && a < b)
         }
@@ -346,34 +346,5 @@ struct BlockSplitter: @unchecked Sendable {  // raw buffers, each range written 
             stack.append(lower)
         }
         return starts
-    }
-}
-
-/// Puts the `k` smallest elements of `values` (under the strict total order `less`) before
-/// index k, the others from k on (Hoare partitions around median-of-three pivots: deterministic,
-/// O(count) expected).
-func selectSmallest(_ k: Int, in values: UnsafeMutableBufferPointer<Int>, by less: (Int, Int) -> Bool) {
-    guard k > 0, k < values.count else { return }
-    var lo = 0, hi = values.count - 1
-    let target = k - 1  // the k-th smallest lands at target, the smaller ones before it
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2
-        // Median of three by `less`.
-        var (a, b, c) = (values[lo], values[mid], values[hi])
-        if less(b, a) { swap(&a, &b) }
-        if less(c, b) { swap(&b, &c) }
-        if less(b, a) { swap(&a, &b) }
-        let pivot = b
-        var i = lo, j = hi
-        while i <= j {
-            while less(values[i], pivot) { i += 1 }
-            while less(pivot, values[j]) { j -= 1 }
-            if i <= j {
-                values.swapAt(i, j)
-                i += 1
-                j -= 1
-            }
-        }
-        if target <= j { hi = j } else if target >= i { lo = i } else { return }
     }
 }

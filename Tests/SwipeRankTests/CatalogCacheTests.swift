@@ -258,20 +258,3 @@ struct CatalogCacheTests {
         #expect(throws: DataError.self) { _ = try CatalogCache.encode(catalog, key: CatalogCache.Key(csvSize: 0, csvHash: 0, schemaDigest: 0)) }
     }
 }
-
-@Suite("Item matcher medians")
-struct ItemMatcherSelectTests {
-    @Test("select(k) equals sorted()[k], with duplicates, runs and every k of small arrays")
-    func select() {
-        var rng = SplitMix64(seed: 11)
-        for count in [1, 2, 3, 5, 8, 33, 200] {
-            for spread: UInt64 in [1, 2, 3, 1_000] {
-                let values = (0..<count).map { _ in Float(rng.next() % spread) }
-                let sorted = values.sorted()
-                for k in 0..<count { #expect(ItemMatcher.select(k, of: values) == sorted[k]) }
-                #expect(ItemMatcher.select(count / 2, of: sorted) == sorted[count / 2])
-                #expect(ItemMatcher.select(count / 2, of: Array(sorted.reversed())) == sorted[count / 2])
-            }
-        }
-    }
-}

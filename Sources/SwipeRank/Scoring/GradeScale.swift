@@ -1,3 +1,5 @@
+import SwipeRankNumerics
+
 /// Letter grades by where a card's match score falls among this student's match scores over
 /// the catalog: a grade that separates cards, whatever the student's scores look like.
 ///
@@ -63,33 +65,11 @@ public struct GradeScale: Sendable, Hashable {
         var thresholds = [Double](repeating: 0, count: positions.count)
         var end = m
         for (i, k) in positions.enumerated().reversed() {
-            GradeScale.selectLargest(k, in: &values, below: end)
+            selectNth(k, in: &values, within: 0..<end, by: >)
             thresholds[i] = matchScore(values[k])
             end = k + 1
         }
         self.thresholds = thresholds
-    }
-
-    /// Puts the (k+1)-th largest of `values[..<end]` at index k, the larger ones before it and
-    /// the smaller ones after it (Hoare partitions, median-of-three pivots: deterministic).
-    static func selectLargest(_ k: Int, in values: inout [Double], below end: Int) {
-        var lo = 0, hi = end - 1
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2
-            let (a, b, c) = (values[lo], values[mid], values[hi])
-            let pivot = max(min(a, b), min(max(a, b), c))
-            var i = lo, j = hi
-            while i <= j {
-                while i <= hi && values[i] > pivot { i += 1 }
-                while j >= lo && values[j] < pivot { j -= 1 }
-                if i <= j {
-                    (values[i], values[j]) = (values[j], values[i])  // not swapAt: a call per swap, unspecialized
-                    i += 1
-                    j -= 1
-                }
-            }
-            if k <= j { hi = j } else if k >= i { lo = i } else { return }
-        }
     }
 
     /// The sampled rows of a catalog: `min(N, sampleLimit)` evenly spaced rows, ⌊i·N/m⌋.

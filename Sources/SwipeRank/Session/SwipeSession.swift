@@ -237,20 +237,14 @@ public struct SwipeSession<M: Matcher>: Sendable {
         /// scores (computed one by one on the index path, bit for bit the scan's), so both paths
         /// grade alike and the scan path scores nothing twice.
         func gradeScale(engine: SwipeEngine<M>, student: M.Student) -> GradeScale {
+            // The scan path reads its arrays, with no generic call per sampled row: the service
+            // runs the engine unspecialized, and such a call looked up type metadata 1,024 times
+            // a deck — a seventh of the server's CPU under load.
+            guard indexed else { return engine.matcher.gradeScale(raw: raw, matchOffsets: engine.exposureOffsets) }
             let calibration = engine.matcher.calibration
-            let rows = GradeScale.sampleRows(catalogCount: engine.matcher.catalog.count)
-            var sample: [Double] = []
-            sample.reserveCapacity(rows.count)
-            if indexed {
-                for row in rows { sample.append(Double(engine.matchRaw(rawScore(row: row, engine: engine, student: student), row: row))) }
-            } else {
-                // Read off the arrays, no call per row: unspecialized (a caller in another module
-                // generic over the matcher, as the service is), a generic call per row looked up
-                // type metadata 1,024 times a deck — a seventh of the server's CPU under load.
-                let offsets = engine.exposureOffsets
-                for row in rows { sample.append(Double(offsets.map { raw[row] - $0[row] } ?? raw[row])) }
-            }
-            return GradeScale(sample: sample) { calibration.cardMatchScore(raw: $0) }
+            return GradeScale(sample: GradeScale.sampleRows(catalogCount: engine.matcher.catalog.count).map { row in
+                Double(engine.matchRaw(rawScore(row: row, engine: engine, student: student), row: row))
+            }) { calibration.cardMatchScore(raw: $0) }
         }
     }
 
