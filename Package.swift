@@ -3,9 +3,10 @@
 // SwipeRank: a matching and recommendation engine for swipe-based apps.
 //
 // Layering (each arrow is the only allowed direction of `import`):
-//   swiperank (CLI) → SwipeRankEvaluation → SwipeRank (engine) → SwipeRankNumerics → CBLAS,
-//                                                                   CSwipeRankKernels
+//   swiperank (CLI) → SwipeRankEvaluation → SwipeRankColleges → SwipeRank (engine) →
+//                                                 SwipeRankNumerics → CBLAS, CSwipeRankKernels
 //   swiperank (CLI) → SwipeRankServer (HTTP) → SwipeRankStore (SQLite) → SwipeRank (engine)
+//                     SwipeRankServer → SwipeRankColleges (the college catalog it can serve)
 //   swiperank (CLI) → SwipeRankPostgres (PostgreSQL) → SwipeRankStore (the protocols)
 // The engine knows nothing of HTTP or SQL; the server talks to storage only through the
 // store protocol.
@@ -25,6 +26,7 @@ let package = Package(
     name: "SwipeRank",
     products: [
         .library(name: "SwipeRank", targets: ["SwipeRank"]),
+        .library(name: "SwipeRankColleges", targets: ["SwipeRankColleges"]),
         .library(name: "SwipeRankEvaluation", targets: ["SwipeRankEvaluation"]),
         .library(name: "SwipeRankNumerics", targets: ["SwipeRankNumerics"]),
         .library(name: "SwipeRankStore", targets: ["SwipeRankStore"]),
@@ -60,9 +62,17 @@ let package = Package(
             dependencies: ["SwipeRankNumerics"],
             swiftSettings: internalChecks
         ),
+        // The college domain (profiles, majors, cold start, explanations, feedback questions):
+        // one `Matcher` on top of an engine that knows items, not schools — where a new
+        // catalog domain goes.
+        .target(
+            name: "SwipeRankColleges",
+            dependencies: ["SwipeRank", "SwipeRankNumerics"],
+            swiftSettings: internalChecks
+        ),
         .target(
             name: "SwipeRankEvaluation",
-            dependencies: ["SwipeRank"],
+            dependencies: ["SwipeRank", "SwipeRankColleges"],
             swiftSettings: internalChecks
         ),
         .target(
@@ -82,6 +92,7 @@ let package = Package(
             name: "SwipeRankServer",
             dependencies: [
                 "SwipeRank",
+                "SwipeRankColleges",
                 "SwipeRankStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -146,7 +157,8 @@ let package = Package(
         .testTarget(name: "SwipeRankNumericsTests", dependencies: ["SwipeRankNumerics"]),
         // Fixtures/ holds files the tests read by path (a numpy-written factor model).
         // SwipeRankEvaluation for its generated catalogs (`SyntheticCatalog`) only.
-        .testTarget(name: "SwipeRankTests", dependencies: ["SwipeRank", "SwipeRankEvaluation"], exclude: ["Fixtures"]),
+        .testTarget(name: "SwipeRankTests", dependencies: ["SwipeRank", "SwipeRankColleges", "SwipeRankEvaluation"],
+                    exclude: ["Fixtures"]),
         .testTarget(name: "SwipeRankEvaluationTests", dependencies: ["SwipeRankEvaluation"]),
         .testTarget(name: "SwipeRankCLITests", dependencies: ["swiperank"]),
         .testTarget(name: "SwipeRankStoreTests", dependencies: [
@@ -174,6 +186,7 @@ let package = Package(
                 "SwipeRankServer",
                 "SwipeRankStore",
                 "SwipeRank",
+                "SwipeRankColleges",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),

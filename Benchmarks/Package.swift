@@ -32,6 +32,7 @@ let package = Package(
             name: "RankingBenchmarks",
             dependencies: [
                 .product(name: "SwipeRank", package: "SwipeRank"),
+                .product(name: "SwipeRankColleges", package: "SwipeRank"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/RankingBenchmarks",
@@ -42,6 +43,7 @@ let package = Package(
             dependencies: [
                 "MallocInfo",
                 .product(name: "SwipeRank", package: "SwipeRank"),
+                .product(name: "SwipeRankColleges", package: "SwipeRank"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/SessionBenchmarks",
@@ -81,7 +83,8 @@ let package = Package(
         // A fixed workload to run under a profiler.
         .executableTarget(
             name: "swiperank-profile",
-            dependencies: [.product(name: "SwipeRank", package: "SwipeRank"), .product(name: "SwipeRankNumerics", package: "SwipeRank")],
+            dependencies: [.product(name: "SwipeRank", package: "SwipeRank"), .product(name: "SwipeRankColleges", package: "SwipeRank"),
+                           .product(name: "SwipeRankNumerics", package: "SwipeRank")],
             path: "Profile"
         ),
     ]

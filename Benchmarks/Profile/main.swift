@@ -7,6 +7,7 @@
 // batch in µs (wall clock: compare builds by interleaving runs).
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankNumerics
 
 let root = URL(fileURLWithPath: CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "..")

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankEvaluation
 import SwipeRankStore
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankEvaluation
 import Logging
 import SwipeRankStore

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 
 struct Recommend: ParsableCommand {
     static let configuration = CommandConfiguration(

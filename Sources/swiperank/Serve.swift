@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankEvaluation
 import SwipeRankPostgres
 import SwipeRankServer

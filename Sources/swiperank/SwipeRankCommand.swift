@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 
 @main
 struct SwipeRankCommand: AsyncParsableCommand {

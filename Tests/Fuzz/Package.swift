@@ -16,7 +16,8 @@ let package = Package(
         .package(name: "SwipeRank", path: "../.."),
     ],
     targets: [
-        .target(name: "FuzzSupport", dependencies: [.product(name: "SwipeRank", package: "SwipeRank")]),
+        .target(name: "FuzzSupport", dependencies: [.product(name: "SwipeRank", package: "SwipeRank"),
+                                                   .product(name: "SwipeRankColleges", package: "SwipeRank")]),
         .executableTarget(name: "FuzzCSV", dependencies: ["FuzzSupport"]),
         .executableTarget(name: "FuzzProfile", dependencies: ["FuzzSupport"]),
         .executableTarget(name: "FuzzSchema", dependencies: ["FuzzSupport"]),

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import OpenAPIRuntime
+import SwipeRankColleges
 import Synchronization
 import SwipeRank
 import SwipeRankClient

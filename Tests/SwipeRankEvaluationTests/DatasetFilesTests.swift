@@ -1,4 +1,5 @@
 import Foundation
+import SwipeRankColleges
 import Testing
 import SwipeRank
 import SwipeRankEvaluation

@@ -6,6 +6,7 @@ import Hummingbird
 import Logging
 import JWTKit
 import NIOCore
+import SwipeRankColleges
 @testable import SwipeRankServer
 import SwipeRank
 import SwipeRankStore

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankNumerics
 @testable import SwipeRankServer
 import SwipeRankStore

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankEvaluation
 @testable import SwipeRankServer
 import SwipeRankStore

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankServer
 import SwipeRankStore
 import Testing

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import SwipeRank
+import SwipeRankColleges
 @testable import SwipeRankServer
 import SwipeRankStore
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 @testable import SwipeRankServer
 import SwipeRankNumerics
 import Testing

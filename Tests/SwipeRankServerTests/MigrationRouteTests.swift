@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SwipeRank
+import SwipeRankColleges
 @testable import SwipeRankServer
 import SwipeRankStore
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankEvaluation
 import SwipeRankPostgres
 @testable import SwipeRankServer

@@ -1,5 +1,6 @@
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 
 /// Shared test data: the shipped catalog is loaded once per test process.
 enum Fixtures {

@@ -1,4 +1,5 @@
 import Foundation
+@testable import SwipeRankColleges
 import Testing
 @testable import SwipeRank
 import SwipeRankNumerics

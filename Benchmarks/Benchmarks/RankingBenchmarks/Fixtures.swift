@@ -1,5 +1,6 @@
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankNumerics
 
 /// Benchmark data: the shipped catalog, and synthetic matrices of the sizes the issue names.

@@ -6,6 +6,7 @@
 import Benchmark
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankNumerics
 
 let benchmarks: @Sendable () -> Void = {

@@ -2,6 +2,7 @@ import Benchmark
 import Foundation
 import MallocInfo
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankNumerics
 
 /// Session state targets of the hardening issue: bytes a live session holds, snapshot size,

@@ -367,7 +367,7 @@ private struct Parser {
 extension String {
     /// The string without leading and trailing spaces and tabs (cheaper than Foundation's
     /// trimming, which matters for the 680,000 cells of the majors file).
-    var trimmedSpaces: String {
+    package var trimmedSpaces: String {
         let utf8 = self.utf8
         guard let first = utf8.first, let last = utf8.last,
               first == 0x20 || first == 0x09 || last == 0x20 || last == 0x09 else { return self }

@@ -35,7 +35,7 @@ public enum JSONInput {
         do {
             return try JSONDecoder().decode(type, from: data)
         } catch let error as DecodingError {
-            throw DataError.decoding(error, source: source)
+            throw DataError.decoding(error, source: source, choices: (T.self as? any JSONChoiceFields.Type)?.choiceFields ?? [:])
         } catch let error as DataError {
             // A type that validates while decoding (a GeoPoint, a configuration) throws DataError.
             throw DataError(error.kind, source: source, line: error.line, column: error.column, field: error.field, detail: error.detail)
@@ -267,7 +267,7 @@ private struct JSONScanner {
 extension DataError {
     /// Text from the input shown in a message, cut to 64 characters: a 50 MB value must not be
     /// echoed into logs.
-    static func truncated(_ text: String, limit: Int = 64) -> String {
+    package static func truncated(_ text: String, limit: Int = 64) -> String {
         text.utf8.count <= limit ? text : String(decoding: text.utf8.prefix(limit), as: UTF8.self) + "…"
     }
 }

@@ -121,13 +121,13 @@ extension Matcher {
     /// - Returns: The scale.
     /// - Complexity: O(sample × D), sample ≤ `GradeScale.sampleLimit`.
     public func gradeScale(student: Student, weights: PreferenceWeights, itemOffset: ((Int) -> Double)? = nil) -> GradeScale {
-        let features = catalog.features
-        let d = catalog.dimension, k = min(weights.terms.count, student.terms.names.count)
+        let features = catalog.features, terms = student.terms  // generic getters, read once
+        let d = catalog.dimension, k = min(weights.terms.count, terms.names.count)
         let calibration = calibration
         let scores = GradeScale.sampleRows(catalogCount: catalog.count).map { row -> Double in
             var raw: Float = 0
             for j in 0..<d { raw += features[row, j] * weights.features[j] }
-            for t in 0..<k { raw += student.terms[term: t, item: row] * weights.terms[t] }
+            for t in 0..<k { raw += terms[term: t, item: row] * weights.terms[t] }
             return Double(raw) + (itemOffset?(row) ?? 0)
         }
         return GradeScale(sample: scores) { calibration.cardMatchScore(raw: $0) }
@@ -137,7 +137,7 @@ extension Matcher {
     /// matchOffsets[row]`): the same sample, read instead of scored.
     ///
     /// - Complexity: O(sample).
-    func gradeScale(raw: [Float], matchOffsets: [Float]?) -> GradeScale {
+    package func gradeScale(raw: [Float], matchOffsets: [Float]?) -> GradeScale {
         let calibration = calibration
         return GradeScale(sample: GradeScale.sampleRows(catalogCount: raw.count).map { Double(raw[$0] - (matchOffsets?[$0] ?? 0)) }) {
             calibration.cardMatchScore(raw: $0)

@@ -176,7 +176,6 @@ extension SwipeEngine {
     ///   error), the snapshot is larger than `maxSnapshotEvents`, or a swipe cannot be
     ///   learned from (numerical failure).
     /// - Complexity: O(N) to resolve the student, plus the replay of every event.
-    @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public func migrate(_ snapshot: SessionSnapshot<M.Profile>) throws(DataError) -> SessionMigration<M> {
         let source = "session snapshot \(snapshot.studentID.prefix(SwipeSession<M>.maxIDLength))"

@@ -310,7 +310,6 @@ extension SwipeSession {
     /// - Returns: A snapshot; `SwipeEngine.restore(_:)` turns it back into an identical
     ///   session.
     /// - Complexity: O(served + events + D²).
-    @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public func snapshot() -> SessionSnapshot<M.Profile> {
         SessionSnapshot(
@@ -341,7 +340,6 @@ extension SwipeEngine {
     ///   or the profile's own errors.
     /// - Complexity: O(N) to resolve the student, plus O(events × D²) (O(D³) per stable-phase
     ///   swipe) to replay.
-    @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public func restore(_ snapshot: SessionSnapshot<M.Profile>) throws(DataError) -> SwipeSession<M> {
         let source = "session snapshot \(snapshot.studentID.prefix(SwipeSession<M>.maxIDLength))"

@@ -507,7 +507,6 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// - Throws: `DataError` for an invalid profile or a student id longer than
     ///   `SwipeSession.maxIDLength` bytes.
     /// - Complexity: O(N × d).
-    @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public func session(studentID: String, profile: M.Profile, seed: UInt64) throws(DataError) -> SwipeSession<M> {
         try SwipeSession(engine: self, studentID: studentID, profile: profile, seed: seed)
@@ -578,14 +577,14 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     ///   - student: The resolved student.
     /// - Returns: D = d + k values.
     /// - Complexity: O(D).
-    @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public func combinedVector(row: Int, student: M.Student) -> [Double] {
         let catalog = matcher.catalog
         precondition(row >= 0 && row < catalog.count, "combinedVector: row \(row) is not in the catalog")
-        var z = [Double](repeating: 0, count: catalog.dimension + student.terms.names.count)
+        let terms = student.terms  // once: a generic getter, unspecialized outside this module
+        var z = [Double](repeating: 0, count: catalog.dimension + terms.names.count)
         for j in 0..<catalog.dimension { z[j] = Double(catalog.features[row, j]) }
-        for k in 0..<student.terms.names.count { z[catalog.dimension + k] = Double(student.terms[term: k, item: row]) }
+        for k in 0..<terms.names.count { z[catalog.dimension + k] = Double(terms[term: k, item: row]) }
         return z
     }
 
@@ -595,12 +594,15 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// - Complexity: O(rows.count × D).
     func learningVectors(rows: [Int], student: M.Student) -> [Double] {
         let catalog = matcher.catalog
-        let d = catalog.dimension, k = student.terms.names.count, dimension = modelDimension
+        // The student's terms and the bias flag read once: through a generic getter and a
+        // generic struct's field, both unspecialized when the matcher lives in another module.
+        let terms = student.terms, studentBias = configuration.studentBias
+        let d = catalog.dimension, k = terms.names.count, dimension = modelDimension
         var vectors = catalog.features.rowsAsDouble(rows, stride: dimension)
         for (i, row) in rows.enumerated() {
             let base = i * dimension + d
-            for t in 0..<k { vectors[base + t] = Double(student.terms[term: t, item: row]) }
-            if configuration.studentBias { vectors[base + k] = 1 }
+            for t in 0..<k { vectors[base + t] = Double(terms[term: t, item: row]) }
+            if studentBias { vectors[base + k] = 1 }
         }
         return vectors
     }

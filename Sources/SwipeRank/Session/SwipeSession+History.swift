@@ -17,7 +17,6 @@ extension SwipeSession {
     /// - Parameter swipes: The logged swipes, in any order.
     /// - Returns: One result per swipe, in the order given.
     /// - Complexity: O(n log n) to order them, then O(D²) per swipe (O(D³) in the stable phase).
-    @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public mutating func importHistory(_ swipes: [Swipe]) -> [Result<SwipeResult, SwipeError>] {
         applyInOrder(swipes) { session, swipe throws(SwipeError) in try session.importSwipe(swipe) }
@@ -47,7 +46,6 @@ extension SwipeSession {
     /// - Parameter count: How many; clamped to 0…`unseenCount`.
     /// - Returns: Cards by raw score (ties to the lower catalog row), none a probe.
     /// - Complexity: O(N × D) to score the catalog, O(N log count) to select.
-    @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public func ranking(count: Int) -> [Recommendation] {
         var seen = [Bool](repeating: false, count: engine.matcher.catalog.count)

@@ -190,7 +190,6 @@ public struct SwipeSession<M: Matcher>: Sendable {
     ///
     /// - Parameter row: A catalog row.
     /// - Returns: D = d + k values.
-    @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public func combinedVector(row: Int) -> [Double] { engine.combinedVector(row: row, student: student) }
 
@@ -206,7 +205,6 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// - Returns: The cards with the learning state and swipe count.
     /// - Complexity: O(N × D) to score the catalog, O(N + count × log N) to select, plus
     ///   O(N + w·D²) per probe (w candidates).
-    @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public mutating func recommendations(count: Int) -> RecommendationResponse {
         guard max(0, min(count, unseenCount)) > 0 else {
@@ -292,7 +290,6 @@ public struct SwipeSession<M: Matcher>: Sendable {
     }
 
     /// `recommendations(count:)` on scores already computed for this state.
-    @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     mutating func recommendations(count: Int, scores: DeckScores) -> RecommendationResponse {
         let catalog = engine.matcher.catalog
@@ -438,7 +435,6 @@ public struct SwipeSession<M: Matcher>: Sendable {
     ///   (an id longer than `SwipeSession.maxIDLength` bytes) or `.numerical`; the session is
     ///   unchanged.
     /// - Complexity: O(D²) before the stable phase, O(D³) in it (D = d + k).
-    @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public mutating func recordSwipe(_ swipe: Swipe) throws(SwipeError) -> SwipeResult {
         guard swipe.swipeID.utf8.count <= SwipeSession.maxIDLength, swipe.cardID.utf8.count <= SwipeSession.maxIDLength else {
@@ -518,7 +514,6 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// - Throws: `SwipeError` `.invalidSwipe` (an id too long, a weight out of range),
     ///   `.unknownCard` or `.numerical`; the session is unchanged.
     /// - Complexity: O(D²) before the stable phase, O(D³) in it.
-    @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public mutating func recordJudgement(_ swipe: Swipe, weight: Double) throws(SwipeError) -> SwipeResult {
         guard swipe.swipeID.utf8.count <= SwipeSession.maxIDLength, swipe.cardID.utf8.count <= SwipeSession.maxIDLength else {
@@ -586,7 +581,6 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// - Throws: `SwipeError` `.invalidFeedback` when no prompt is open for the card or an
     ///   option was not offered; nothing changes.
     /// - Complexity: O(D²).
-    @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public mutating func submitFeedback(cardID: String, options: [FeedbackOption]) throws(SwipeError) {
         guard let row = engine.matcher.catalog.row(of: cardID), let offered = pendingFeedback[row] else {
@@ -614,7 +608,6 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// - Parameter swipes: The swipes, in any order.
     /// - Returns: One result per swipe, in the order given: the swipe's result, or the error
     ///   that rejected it.
-    @_specialize(where M == SchoolMatcher)
     @_specialize(where M == ItemMatcher)
     public mutating func sync(_ swipes: [Swipe]) -> [Result<SwipeResult, SwipeError>] {
         applyInOrder(swipes) { session, swipe throws(SwipeError) in try session.recordSwipe(swipe) }
@@ -672,7 +665,8 @@ struct BatchPools<M: Matcher> {
         var poolOfRow: [Int8]
         if pools == 3, let preferred = session.preferredDistanceMiles {
             let expansion = session.engine.configuration.expansion
-            poolOfRow = student.distances.map { Int8(GeoBand.band(distance: $0, preferred: preferred, expansion: expansion).index) }
+            let distances = student.distances
+            poolOfRow = distances.map { Int8(GeoBand.band(distance: $0, preferred: preferred, expansion: expansion).index) }
         } else {
             poolOfRow = [Int8](repeating: 0, count: raw.count)
         }
@@ -691,11 +685,14 @@ struct BatchPools<M: Matcher> {
         // Each pool ranks by its score: the raw score, plus the novelty bonus for discovery
         // cards from regions not shown yet.
         var poolScores = raw
-        let regions = session.engine.regions
-        if pools == 3, !regions.codeOfRow.isEmpty, session.regionShown.contains(false) {
+        // Locals, not the session's fields, in the per-row loop: a caller outside this module
+        // runs this code unspecialized, where each read of a generic struct's field goes
+        // through its type metadata.
+        let codeOfRow = session.engine.regions.codeOfRow, regionShown = session.regionShown
+        if pools == 3, !codeOfRow.isEmpty, regionShown.contains(false) {
             let bonus = session.engine.configuration.discoveryNoveltyBonus
             let novelty = Int8(GeoBand.discovery.index)
-            for row in poolScores.indices where poolOfRow[row] == novelty && !session.regionShown[Int(regions.codeOfRow[row])] {
+            for row in poolScores.indices where poolOfRow[row] == novelty && !regionShown[Int(codeOfRow[row])] {
                 poolScores[row] = raw[row] + bonus
             }
         }

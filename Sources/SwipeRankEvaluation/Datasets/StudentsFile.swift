@@ -1,5 +1,6 @@
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 
 /// A student (user) of an evaluation dataset: an id and a profile of the matcher's kind
 /// (`StudentProfile` for colleges, `ItemProfile` for any catalog).

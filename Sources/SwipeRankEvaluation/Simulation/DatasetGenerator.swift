@@ -1,4 +1,5 @@
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankNumerics
 
 /// Generates an evaluation dataset: simulated students and the swipes they logged while the

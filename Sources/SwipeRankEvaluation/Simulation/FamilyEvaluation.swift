@@ -1,5 +1,6 @@
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankNumerics
 
 /// The simulation on student families the engine was not designed for (`TasteFamily`), with

@@ -1,5 +1,6 @@
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankNumerics
 
 /// Simulated friend groups deciding on a college together, to compare group decks.

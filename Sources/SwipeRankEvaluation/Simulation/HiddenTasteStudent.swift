@@ -1,5 +1,6 @@
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankNumerics
 
 /// A simulated college applicant whose taste is *not* in the engine's model class, so an

@@ -1,4 +1,5 @@
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankNumerics
 
 /// Something that decides which cards a student sees: the engine, or a baseline.

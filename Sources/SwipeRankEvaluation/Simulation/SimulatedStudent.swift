@@ -1,5 +1,6 @@
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankNumerics
 
 /// A simulated student with hidden true preferences, who answers cards by a logistic choice

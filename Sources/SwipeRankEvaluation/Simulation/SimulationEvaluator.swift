@@ -1,5 +1,6 @@
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankNumerics
 
 /// Runs simulated students through the engine and the baselines and measures how well each

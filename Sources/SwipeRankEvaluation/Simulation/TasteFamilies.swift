@@ -1,5 +1,6 @@
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankNumerics
 
 /// Families of simulated college students built to catch the engine's blind spots: none is in

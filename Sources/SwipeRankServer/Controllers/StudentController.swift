@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import SwipeRank
+import SwipeRankColleges
 import SwipeRankStore
 
 /// `/student/…`: the profile, the deck, swipes, feedback, saves, state, sync and export. Every

@@ -1,5 +1,6 @@
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 
 /// A matcher the service can serve: it can read a profile from a request body.
 public protocol ServableMatcher: Matcher {

@@ -1,6 +1,7 @@
 import Foundation
 import FuzzSupport
 import SwipeRank
+import SwipeRankColleges
 
 // Profile JSON of both matchers: a valid profile resolves and serves a first batch and a swipe
 // with finite scores; anything else is a DataError.

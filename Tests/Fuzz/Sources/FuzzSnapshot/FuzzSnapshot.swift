@@ -1,6 +1,7 @@
 import Foundation
 import FuzzSupport
 import SwipeRank
+import SwipeRankColleges
 
 // Snapshot JSON (versions 1 and 2): restore either throws a DataError or gives a session that
 // serves, learns and snapshots again into a value that restores to the same state.

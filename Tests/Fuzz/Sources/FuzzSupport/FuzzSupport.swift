@@ -1,5 +1,6 @@
 import Foundation
 import SwipeRank
+import SwipeRankColleges
 
 // Each target exports `LLVMFuzzerTestOneInput`: built with `--sanitize=fuzzer`, SwiftPM
 // compiles an executable target as a library and links libFuzzer's own `main`, which calls it

@@ -1,3 +1,5 @@
+import SwipeRank
+
 /// Which schools offer which bachelor's programs, by 4-digit CIP code.
 ///
 /// Built from `school_majors.csv` (credential level 3 rows). Lookups go both ways: the

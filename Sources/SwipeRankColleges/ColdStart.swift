@@ -1,3 +1,5 @@
+import SwipeRank
+
 extension SchoolMatcher {
     /// The cold-start weights for a student: what the profile says before any swipe.
     ///

@@ -1,3 +1,4 @@
+import SwipeRank
 import SwipeRankNumerics
 
 /// Scores every school for a student and turns the best into cards: match score, grade,

@@ -1,4 +1,5 @@
 import Foundation
+import SwipeRank
 
 extension SchoolMatcher {
     /// The smallest contribution to the raw score that earns an explanation.

@@ -1,4 +1,5 @@
 import Foundation
+import SwipeRank
 import SwipeRankNumerics
 
 /// A student resolved against a school catalog: the profile, the majors as CIP codes, and the

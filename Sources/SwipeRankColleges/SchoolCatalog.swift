@@ -1,3 +1,5 @@
+import SwipeRank
+
 /// The college catalog: schools from `schools.csv` as a `Catalog`, plus their bachelor's
 /// programs from `school_majors.csv`.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import SwipeRank
 
 /// What a student tells the app about themselves; the source of the cold-start preferences and
 /// of the student-relative terms (distance, budget, academic fit, major match).
@@ -139,7 +140,7 @@ public struct StudentProfile: Sendable, Hashable, Codable {
     /// - Throws: `DataError` naming the field: malformed JSON, a wrong type, an unknown choice
     ///   (listing the allowed ones), or a value out of range.
     public static func decode(json: Data, source: String) throws(DataError) -> StudentProfile {
-        let profile = try DataError.decodeProfile(StudentProfile.self, json: json, source: source)
+        let profile = try DataError.decodeProfile(StudentProfile.self, json: json, source: source, maxBytes: maxJSONBytes)
         try profile.validate(source: source)
         return profile
     }
@@ -150,7 +151,7 @@ public struct StudentProfile: Sendable, Hashable, Codable {
     /// bytes); the unit JSON Schema's maxLength counts.
     public static var maxTextLength: Int { 200 }
     /// The largest profile JSON accepted, in bytes.
-    public static var maxJSONBytes: Int { 64 << 10 }
+    public static var maxJSONBytes: Int { JSONInput.maxProfileBytes }
 
     /// Checks every range and size.
     ///
@@ -186,66 +187,9 @@ public struct StudentProfile: Sendable, Hashable, Codable {
     }
 }
 
-extension GeoPoint {
-    enum CodingKeys: String, CodingKey, CaseIterable { case latitude, longitude }
-
-    /// Decodes and range-checks a point.
-    ///
-    /// - Parameter decoder: The decoder.
-    /// - Throws: `DataError` `.outOfRange` for a coordinate out of range; `DecodingError` for an
-    ///   unknown key.
-    public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        try self.init(latitude: try c.decode(Double.self, forKey: .latitude),
-                      longitude: try c.decode(Double.self, forKey: .longitude))
-    }
-}
-
-extension DataError {
-    /// Decodes a profile JSON (of any matcher), turning every failure into a `DataError`
-    /// naming the field; a `home` out of range is reported as `home.latitude` / `home.longitude`.
-    static func decodeProfile<T: Decodable>(_ type: T.Type, json: Data, source: String) throws(DataError) -> T {
-        do {
-            return try JSONInput.decode(type, from: json, source: source, maxBytes: StudentProfile.maxJSONBytes)
-        } catch where error.field == "latitude" || error.field == "longitude" {
-            // GeoPoint validates its own ranges while decoding; it only appears as `home`.
-            let field = "home.\(error.field ?? "")"
-            throw DataError(error.kind, source: source, field: field, detail: "\(field): \(error.detail)")
-        }
-    }
-
-    /// A JSON decoding error, with the JSON path of the field (and the allowed choices of a
-    /// profile's choice fields).
-    static func decoding(_ error: DecodingError, source: String) -> DataError {
-        func path(_ keys: [any CodingKey]) -> String {
-            DataError.truncated(keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
-                .replacingOccurrences(of: ".[", with: "["), limit: 128)
-        }
-        switch error {
-        case let .typeMismatch(_, context), let .valueNotFound(_, context):
-            let field = path(context.codingPath)
-            return DataError(.invalidValue, source: source, field: field, detail: "\(field): \(context.debugDescription)")
-        case let .keyNotFound(key, context):
-            let field = path(context.codingPath + [key])
-            return DataError(.missingValue, source: source, field: field, detail: "\(field): required field is missing")
-        case let .dataCorrupted(context):
-            let field = path(context.codingPath)
-            var detail = context.debugDescription
-            if let last = context.codingPath.last, let choices = StudentProfile.choices[last.stringValue] {
-                detail = "not one of \(choices.joined(separator: ", "))"
-            }
-            return DataError(.invalidValue, source: source, field: field.isEmpty ? nil : field,
-                             detail: field.isEmpty ? "malformed JSON: \(detail)" : "\(field): \(detail)")
-        @unknown default:
-            return DataError(.unreadable, source: source, detail: "\(error)")
-        }
-    }
-}
-
-extension StudentProfile {
+extension StudentProfile: JSONChoiceFields {
     /// The allowed values of each choice field, for error messages.
-    static let choices: [String: [String]] = [
+    public static let choiceFields: [String: [String]] = [
         "size_preference": SizePreference.allCases.map(\.rawValue),
         "control_preference": ControlPreference.allCases.map(\.rawValue),
         "setting_preference": SettingPreference.allCases.map(\.rawValue),
