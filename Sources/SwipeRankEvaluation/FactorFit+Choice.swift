@@ -51,6 +51,8 @@ extension FactorFit {
     ///   - engine: The engine (without a population prior or factors).
     ///   - students: The students.
     ///   - interactions: Their training swipes.
+    ///   - signals: Reactions and dwell times, for candidates that weigh answers by them
+    ///     (`Options.reactionBoost`, `dwellBoost`); each fit reads those about its own swipes.
     ///   - exposureWeight: β of the prior the factors are added to.
     ///   - candidates: Fit settings to try (at least one).
     ///   - weights: γ values in units of the calibration scale (≥ 0, at least one).
@@ -60,7 +62,7 @@ extension FactorFit {
     /// - Throws: Errors of the fits.
     /// - Complexity: O(candidates × fit + students × candidates × (N f + weights × N log N)).
     public static func chooseOptions<M: Matcher>(engine: SwipeEngine<M>, students: [DatasetStudent<M.Profile>], interactions: [Interaction],
-                                                exposureWeight: Double, candidates: [Options] = optionCandidates,
+                                                signals: [EngagementSignal] = [], exposureWeight: Double, candidates: [Options] = optionCandidates,
                                                 weights: [Double] = weightCandidates, validationFraction: Double = 0.3,
                                                 k: Int = 10) throws -> Choice {
         precondition(!candidates.isEmpty && !weights.isEmpty && weights.allSatisfy { $0 >= 0 && $0.isFinite }, "candidates and weights")
@@ -71,7 +73,7 @@ extension FactorFit {
         let (fitPart, fitByStudent, validation) = PopulationFit.timeSplit(interactions, validationFraction: validationFraction)
         let prior = try engine.withPopulation(PopulationFit.fit(engine: engine, students: students, interactions: fitPart,
                                                                 exposureWeight: exposureWeight))
-        let models = try candidates.map { try prior.withFactors(fit(catalog: catalog, interactions: fitPart, options: $0)) }
+        let models = try candidates.map { try prior.withFactors(fit(catalog: catalog, interactions: fitPart, signals: signals, options: $0)) }
         let cases = try PopulationFit.validationCases(prior: prior, students: students, fitByStudent: fitByStudent, validation: validation)
         var sums = [[Double]](repeating: [Double](repeating: 0, count: weights.count), count: candidates.count)
         for v in cases {

@@ -47,6 +47,13 @@ public enum FactorFit {
         /// LightFM's item representation is the sum of its features' embeddings: items with
         /// few swipes borrow from items like them.
         public var featureInformed = true
+        /// How much more a reacted answer counts: its confidence × (1 + this) (≥ 0; 0: reactions
+        /// ignored). See `AnswerStrengths`.
+        public var reactionBoost = 0.0
+        /// How much the time spent looking at a card moves its answer's confidence: × exp(±this ·
+        /// z), z the log-ratio of the dwell to the log's median, clamped to ±2 (≥ 0; 0: dwell
+        /// ignored). See `AnswerStrengths`.
+        public var dwellBoost = 0.0
         /// Seeds the items' starting factors.
         public var seed: UInt64 = 1
 
@@ -57,6 +64,8 @@ public enum FactorFit {
         public var summary: String {
             "f=\(dimension) λ=\(regularization) α=\(confidence) α⁻=\(dislikeConfidence) iterations=\(iterations)"
                 + (shownConfidence > 0 ? " α°=\(shownConfidence)" : "")
+                + (reactionBoost > 0 ? " reactions×\(1 + reactionBoost)" : "")
+                + (dwellBoost > 0 ? " dwell^\(dwellBoost)" : "")
                 + (featureInformed ? " feature-informed" : "")
         }
     }
@@ -69,6 +78,9 @@ public enum FactorFit {
     ///   - shown: Cards served and never answered, (student, item) in any order; pairs the
     ///     student also swiped are ignored (the answer counts). Used with
     ///     `Options.shownConfidence` > 0.
+    ///   - signals: Reactions and dwell times (`EngagementSignal`), any order; they weigh the
+    ///     answers they are about (`AnswerStrengths`) when `Options.reactionBoost` or
+    ///     `Options.dwellBoost` > 0, and are ignored otherwise.
     ///   - options: The settings.
     ///   - weight: γ, written into the file (choose it with `chooseWeight`).
     ///   - progress: Called after each iteration with (done, total).
@@ -76,10 +88,11 @@ public enum FactorFit {
     /// - Throws: `DataError` for an unknown item, or a solve that fails (a non-finite value).
     /// - Complexity: O(iterations × (swipes × f² + (students + items) × f³)).
     public static func fit(catalog: Catalog, interactions: [Interaction], shown: [(studentID: String, itemID: String)] = [],
-                           options: Options = Options(), weight: Double = 1,
+                           signals: [EngagementSignal] = [], options: Options = Options(), weight: Double = 1,
                            progress: (Int, Int) -> Void = { _, _ in }) throws -> FactorModelFile {
         precondition(options.dimension >= 1 && options.regularization > 0 && options.confidence > 0
-                     && options.dislikeConfidence >= 0 && options.shownConfidence >= 0 && options.iterations >= 1 && options.embeddingRegularization > 0,
+                     && options.dislikeConfidence >= 0 && options.shownConfidence >= 0 && options.iterations >= 1 && options.embeddingRegularization > 0
+                     && options.reactionBoost >= 0 && options.reactionBoost.isFinite && options.dwellBoost >= 0 && options.dwellBoost.isFinite,
                      "invalid factor fit options")
         let f = options.dimension
         // Students in a fixed order; the last answer per (student, item) in time.
@@ -105,11 +118,23 @@ public enum FactorFit {
         }
         // Renumber students by id so the fit does not depend on the log's order.
         let order = students.keys.sorted()
-        let byStudent: [[(row: Int, answer: Answer)]] = order.map { id in
-            (latest[students[id]!] ?? [:]).map { (row: $0.key, answer: $0.value.2) }.sorted { $0.row < $1.row }
+        // How strongly each answer was meant (1 everywhere without signals or boosts).
+        var strengths: AnswerStrengths?
+        if !signals.isEmpty && (options.reactionBoost > 0 || options.dwellBoost > 0) {
+            var answers: [String: [String: Bool]] = [:]
+            for id in order {
+                for (_, value) in latest[students[id]!] ?? [:] where value.2 != .shown { answers[id, default: [:]][value.1] = value.2 == .like }
+            }
+            strengths = AnswerStrengths(signals: signals, answers: answers, reactionBoost: options.reactionBoost, dwellBoost: options.dwellBoost)
         }
-        var byItem = [[(row: Int, answer: Answer)]](repeating: [], count: catalog.count)
-        for (u, log) in byStudent.enumerated() { for x in log { byItem[x.row].append((u, x.answer)) } }
+        let byStudent: [[Entry]] = order.map { id in
+            (latest[students[id]!] ?? [:]).map { row, value in
+                Entry(row: row, answer: value.2,
+                      strength: value.2 == .shown ? 1 : strengths?.factor(studentID: id, itemID: value.1) ?? 1)
+            }.sorted { $0.row < $1.row }
+        }
+        var byItem = [[Entry]](repeating: [], count: catalog.count)
+        for (u, log) in byStudent.enumerated() { for x in log { byItem[x.row].append(Entry(row: u, answer: x.answer, strength: x.strength)) } }
         let seen = byItem.indices.filter { !byItem[$0].isEmpty }
 
         var rng = SplitMix64(seed: options.seed)
@@ -133,12 +158,21 @@ public enum FactorFit {
                                regularization: options.regularization, weight: weight,
                                itemIDs: written.map { catalog.ids[$0] }, itemFactors: written.map { Array(items[($0 * f)..<(($0 + 1) * f)]) },
                                featureNames: catalog.columns.map(\.name), featureEmbedding: embedding,
-                               fittedOn: "swiperank fit-factors: \(order.count) students, \(interactions.count) swipes, \(options.summary)")
+                               fittedOn: "swiperank fit-factors: \(order.count) students, \(interactions.count) swipes, "
+                                   + (strengths == nil ? "" : "\(signals.count) signals, ") + options.summary)
     }
 
     /// What a student did with an item, as the objective weighs it.
     enum Answer: Sendable {
         case like, dislike, shown
+    }
+
+    /// One (student, item) pair of a half-step's log: `row` is the other side's index, the
+    /// answer, and the factor its confidence is multiplied by (`AnswerStrengths`; 1 without).
+    struct Entry: Sendable {
+        var row: Int
+        var answer: Answer
+        var strength: Double
     }
 
     /// Every row's factor as its features predict it, `xᵢᵀE` (row-major N × f).
@@ -155,7 +189,7 @@ public enum FactorFit {
 
     /// One half-step: every entity's ridge solve against the other side's fixed factors, the
     /// ridge pulling toward `priorMeans` (row-major, one per entity) where given, else toward 0.
-    private static func solve(into result: inout [Double], count: Int, logs: [[(row: Int, answer: Answer)]], other: [Double], f: Int,
+    private static func solve(into result: inout [Double], count: Int, logs: [[Entry]], other: [Double], f: Int,
                               options: Options, priorMeans: [Double]?) throws {
         var background = gramMatrix(rows: other, count: other.count / f, dimension: f)
         for j in 0..<f { background[j * f + j] += options.regularization }
@@ -172,12 +206,13 @@ public enum FactorFit {
                     var a = gram
                     for j in 0..<f { b[j] = priorMeans.map { options.regularization * $0[e * f + j] } ?? 0 }
                     for x in logs[e] {
-                        let c: Double
+                        var c: Double
                         switch x.answer {
                         case .like: c = options.confidence
                         case .dislike: c = options.dislikeConfidence
                         case .shown: c = options.shownConfidence
                         }
+                        if x.strength != 1 { c *= x.strength }
                         let base = x.row * f
                         if c > 0 {
                             for i in 0..<f {
@@ -185,7 +220,7 @@ public enum FactorFit {
                                 for j in 0...i { a[i * f + j] += ci * other[base + j] }
                             }
                         }
-                        if x.answer == .like { for j in 0..<f { b[j] += (1 + options.confidence) * other[base + j] } }
+                        if x.answer == .like { for j in 0..<f { b[j] += (1 + c) * other[base + j] } }
                     }
                     for i in 0..<f { for j in 0..<i { a[j * f + i] = a[i * f + j] } }
                     let y = try CholeskyFactor(symmetric: a, dimension: f).solve(b)

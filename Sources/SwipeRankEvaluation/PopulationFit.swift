@@ -236,9 +236,27 @@ extension SimulationEvaluator {
     /// - Returns: The swipes, timestamps 1, 2, … per student.
     /// - Throws: Errors of the engine on inconsistent input.
     public func simulateLog(students: [DatasetStudent<M.Profile>], swipes: Int, seed: UInt64) throws -> [Interaction] {
+        try simulateLog(students: students, swipes: swipes, seed: seed, signals: nil).log
+    }
+
+    /// `simulateLog(students:swipes:seed:)` with the app's other events: every swipe comes with
+    /// a focus event (its dwell time) and sometimes a reaction, drawn by `signals` from their
+    /// own generator — so the swipes are exactly those of the log without signals.
+    ///
+    /// - Parameters:
+    ///   - students: The population.
+    ///   - swipes: Swipes per student.
+    ///   - seed: The seed.
+    ///   - signals: How dwell and reactions relate to the student's taste (nil: none).
+    /// - Returns: The swipes, and the signals about them.
+    /// - Throws: Errors of the engine on inconsistent input.
+    public func simulateLog(students: [DatasetStudent<M.Profile>], swipes: Int, seed: UInt64,
+                            signals model: SignalModel?) throws -> (log: [Interaction], signals: [EngagementSignal]) {
         let catalog = engine.matcher.catalog
         var rng = SplitMix64(seed: seed)
+        var draws = SplitMix64(seed: seed ^ 0x5349_474e_414c_5321)
         var log: [Interaction] = []
+        var signals: [EngagementSignal] = []
         for student in students {
             let resolved = try engine.matcher.student(student.profile)
             let gains = try truth(for: student, resolved: resolved, using: &rng).gains
@@ -254,9 +272,47 @@ extension SimulationEvaluator {
                     done += 1
                     log.append(Interaction(studentID: student.id, itemID: catalog.ids[row], action: liked ? .like : .dislike,
                                            timestamp: Int64(done)))
+                    if let model {
+                        signals += model.draw(gain: gains[row], studentID: student.id, itemID: catalog.ids[row], using: &draws)
+                    }
                 }
             }
         }
-        return log
+        return (log, signals)
+    }
+}
+
+/// How a simulated student's dwell times and reactions relate to their taste: the app's other
+/// events, for measuring what a fit gains from them (`swiperank evaluate --families --signals`).
+///
+/// Every swipe comes with a dwell time, `ln(ms) = ln 2500 + 0.9 (2v − 1) + 0.5 ε` (ε standard
+/// normal), and a reaction with probability `0.3 (2v − 1)²` — strong feelings either way. What
+/// `v` is makes the model: these are assumptions about apps nobody here has logs of, so the
+/// evaluation runs both and reports both.
+public enum SignalModel: String, Sendable, Hashable, CaseIterable {
+    /// `v` is the student's probability of liking the card: a long look goes with a card they
+    /// like, a reaction with a card they love or hate.
+    case informative
+    /// `v` is uniform, independent of the taste: the same amounts of dwell and reactions, saying
+    /// nothing — what a fit that uses signals must not be hurt by.
+    case noise
+
+    /// The signals of one swipe.
+    ///
+    /// - Parameters:
+    ///   - gain: The student's probability of liking the card.
+    ///   - studentID: The student.
+    ///   - itemID: The card.
+    ///   - generator: The signals' generator.
+    /// - Returns: A dwell signal, and maybe a reaction.
+    public func draw(gain: Double, studentID: String, itemID: String, using generator: inout SplitMix64) -> [EngagementSignal] {
+        let uniform = Double.random(in: 0..<1, using: &generator)
+        let v = self == .informative ? gain : uniform
+        let ms = (2_500 * Foundation.exp(0.9 * (2 * v - 1) + 0.5 * generator.nextGaussian())).rounded()
+        var out = [EngagementSignal(studentID: studentID, itemID: itemID, kind: .dwell(milliseconds: ms))]
+        if Double.random(in: 0..<1, using: &generator) < 0.3 * (2 * v - 1) * (2 * v - 1) {
+            out.append(EngagementSignal(studentID: studentID, itemID: itemID, kind: .reaction(v > 0.5 ? "CTFO" : "TFU")))
+        }
+        return out
     }
 }

@@ -81,6 +81,9 @@ struct Evaluate: ParsableCommand {
     @Flag(help: "Colleges: instead of the usual run, simulate the student families the engine was not designed for (peer_groups, herd, noisy, drifting: TasteFamily), each with a population of --population-students other students whose log fits a prior and a collaborative model, and print every policy's served NDCG@10 per family.")
     var families = false
 
+    @Flag(help: "With --families: instead of every policy, measure what the app's other events (dwell times, reactions; simulated twice — tied to the taste, and pure noise) add to the population's collaborative model: engine_collaborative with factors fitted on swipes only, with signals, and with the signal settings offered to the choice.")
+    var signals = false
+
     @Option(help: "Evaluate only the first N students (0: all).")
     var limit: Int = 0
 
@@ -113,6 +116,7 @@ struct Evaluate: ParsableCommand {
         if families && (catalogOptions.schema != nil || export != nil) {
             throw ValidationError("--families is a college simulation printed on its own: it cannot go with --schema or --export")
         }
+        if signals && !families { throw ValidationError("--signals is a part of --families") }
         if popularityColumn != nil && catalogOptions.schema == nil {
             throw ValidationError("--popularity-column needs --schema (colleges use undergraduate enrollment)")
         }
@@ -147,6 +151,7 @@ struct Evaluate: ParsableCommand {
             let population = (0..<populationStudents).map {
                 DatasetStudent(id: "population-\($0)", profile: SchoolSimulation.randomProfile(schools: engine.matcher.schools, using: &rng))
             }
+            if families && signals { return try evaluateSignals(engine: engine, roster: roster, population: population) }
             if families { return try evaluateFamilies(engine: engine, roster: roster, population: population) }
             try evaluate(engine: engine, roster: roster, log: log, popularity: SchoolSimulation.popularity(engine.matcher.schools),
                          opinionGroups: SchoolSimulation.opinionGroups, itemNoun: "school",
@@ -216,6 +221,51 @@ struct Evaluate: ParsableCommand {
         print("buzz everyone shares; noisy: 30% coin-flip answers; drifting: a second, independent taste after half the")
         print("swipes — the oracles know only the first), all on top of HiddenTasteStudent. constrained_oracle: the true taste")
         print("served under the engine's band plan, the bound of any banded deck.")
+    }
+
+    /// `--families --signals`: per family and signal model, the collaborative engine's served
+    /// NDCG@10 with factors fitted three ways, and the paired differences to swipes only.
+    func evaluateSignals(engine: SwipeEngine<SchoolMatcher>, roster: [DatasetStudent<StudentProfile>],
+                         population: [DatasetStudent<StudentProfile>]) throws {
+        guard !population.isEmpty else { throw CLIError("--families needs --population-students > 0") }
+        var rng = SplitMix64(seed: seed)
+        for family in TasteFamily.allCases {
+            for model in SignalModel.allCases {
+                let start = Date()
+                let outcome = try FamilyEvaluation.runSignals(family: family, model: model, engine: engine, students: roster,
+                                                              population: population, swipes: swipes, seed: seed)
+                print("")
+                print("Family \(family.rawValue), \(model.rawValue) signals: \(roster.count) students × \(swipes) swipes; factors from "
+                      + "\(population.count) other students (\(outcome.signalCount) signals) (\(f(Date().timeIntervalSince(start), 1)) s)")
+                let checkpoints = outcome.arms[0].result.checkpoints
+                print(pad("served NDCG@10", 20) + checkpoints.map { pad("n=\($0)", 8, left: true) }.joined()
+                      + "   95% CI at n=\(checkpoints.last!)   − swipes only at n=\(checkpoints.last!)   chosen")
+                let base = outcome.arms[0].result.servedNDCG.last!
+                for arm in outcome.arms {
+                    let served = arm.result.servedNDCG
+                    let ci = Bootstrap.meanInterval(served.last!, using: &rng)
+                    let d = zip(served.last!, base).map { $0 - $1 }
+                    let dci = Bootstrap.meanInterval(d, using: &rng)
+                    let delta = arm.name == outcome.arms[0].name ? pad("", 26)
+                        : pad("\(f(Bootstrap.mean(d), 3)) [\(f(dci.lower, 3)), \(f(dci.upper, 3))]", 26)
+                    print(pad(arm.name, 20) + SimulationPolicyResult.means(served).map { pad(f($0, 3), 8, left: true) }.joined()
+                          + "   [\(f(ci.lower, 3)), \(f(ci.upper, 3))]   " + delta
+                          + "\(arm.choice.options.summary), γ = \(f(arm.choice.table[0].weight, 1)) × scale")
+                }
+                // The fit's own held-out ranking, more sensitive than a served deck: the choice's
+                // best plain and best signal-weighted settings on its time split.
+                let table = outcome.arms.last!.choice.table
+                if let plain = table.first(where: { $0.options.reactionBoost == 0 && $0.options.dwellBoost == 0 }),
+                   let boosted = table.first(where: { $0.options.reactionBoost > 0 || $0.options.dwellBoost > 0 }) {
+                    print("  validation NDCG@10 on the population's time split: swipes only \(f(plain.ndcg, 4)), with signals \(f(boosted.ndcg, 4))")
+                }
+            }
+        }
+        print("")
+        print("signals: every swipe of the population's log with a dwell time, ln(ms) = ln 2500 + 0.9 (2v − 1) + 0.5 ε, and a reaction")
+        print("with probability 0.3 (2v − 1)²; informative: v = the student's probability of liking the card; noise: v uniform.")
+        print("signals weigh each answer's confidence in the fit (FactorFit.Options: reactions × (1 + 1), dwell × exp(±0.5 z));")
+        print("\"signals if chosen\" offers those settings to the time-split choice beside the plain ones. engine_collaborative serves.")
     }
 
     /// Reads the students (in the matcher's format) and the interactions, honoring

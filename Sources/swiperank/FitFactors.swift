@@ -32,6 +32,12 @@ struct FitFactors: AsyncParsableCommand {
     @Option(help: "With --store: α°, the confidence of a card served and never answered (≥ 0; 0: as if never served).")
     var shownConfidence: Double = 1
 
+    @Option(help: "With --store: how much more an answer the app reacted to counts (its swipe_reaction events: the answer's confidence × (1 + this); ≥ 0, default 0: ignored).")
+    var reactionBoost: Double = 0
+
+    @Option(help: "With --store: how much the app's focus dwell time on a card moves its answer's confidence (× exp(±this · z), z the log-ratio to the log's median dwell, clamped to ±2; ≥ 0, default 0: ignored).")
+    var dwellBoost: Double = 0
+
     @Option(help: "The students CSV (only for --choose: the prior the factors are weighed against needs profiles; colleges default to datasets/students.csv, --schema catalogs to everyone in the log).")
     var students: String?
 
@@ -84,6 +90,10 @@ struct FitFactors: AsyncParsableCommand {
         guard weight.isFinite && weight >= 0 else { throw ValidationError("--weight must be finite and not negative, got \(weight)") }
         guard exposureWeight.isFinite && exposureWeight >= 0 else { throw ValidationError("--exposure-weight must not be negative") }
         guard shownConfidence.isFinite && shownConfidence >= 0 else { throw ValidationError("--shown-confidence must not be negative") }
+        for (name, value) in [("--reaction-boost", reactionBoost), ("--dwell-boost", dwellBoost)] {
+            guard value.isFinite && value >= 0 else { throw ValidationError("\(name) must be finite and not negative, got \(value)") }
+            if value > 0 && store == nil { throw ValidationError("\(name) reads the app's events: it needs --store") }
+        }
         if store != nil && choose { throw ValidationError("--choose needs --interactions (it holds each student's last 30% out by time)") }
     }
 
@@ -92,11 +102,12 @@ struct FitFactors: AsyncParsableCommand {
         if let name = store {
             let logged = try await readStore(name)
             let (log, shown) = (logged.interactions, logged.shownPairs)
-            print("read \(log.count) swipes and saves and \(shown.count) unanswered cards of \(logged.students) students from the store")
+            print("read \(log.count) swipes and saves, \(shown.count) unanswered cards and \(logged.signals.count) dwell times and reactions "
+                  + "of \(logged.students) students from the store")
             if let schema = catalogOptions.schema {
-                try fit(SwipeEngine(matcher: try catalogOptions.loadItems(schema: schema)), { [] }, log, shown: shown)
+                try fit(SwipeEngine(matcher: try catalogOptions.loadItems(schema: schema)), { [] }, log, shown: shown, signals: logged.signals)
             } else {
-                try fit(SwipeEngine(matcher: try catalogOptions.schoolMatcher()), { [] }, log, shown: shown)
+                try fit(SwipeEngine(matcher: try catalogOptions.schoolMatcher()), { [] }, log, shown: shown, signals: logged.signals)
             }
             return
         }
@@ -139,7 +150,7 @@ struct FitFactors: AsyncParsableCommand {
     }
 
     func fit<M: Matcher>(_ engine: SwipeEngine<M>, _ roster: () -> [DatasetStudent<M.Profile>], _ log: [Interaction],
-                         shown: [(studentID: String, itemID: String)] = []) throws {
+                         shown: [(studentID: String, itemID: String)] = [], signals: [EngagementSignal] = []) throws {
         guard !log.isEmpty else { throw CLIError("\(store == nil ? interactions : "the store"): no swipes to fit factors on") }
         let scale = engine.matcher.calibration.scale
         var options = FactorFit.Options()
@@ -150,7 +161,7 @@ struct FitFactors: AsyncParsableCommand {
         options.iterations = iterations
         options.featureInformed = !noFeaturePrior
         options.seed = seed
-        if store != nil { options.shownConfidence = shownConfidence }
+        if store != nil { (options.shownConfidence, options.reactionBoost, options.dwellBoost) = (shownConfidence, reactionBoost, dwellBoost) }
         var gamma = weight * scale
         let start = Date()
         do {
@@ -163,7 +174,8 @@ struct FitFactors: AsyncParsableCommand {
                 gamma = choice.weight
             }
             let interactive = isatty(STDERR_FILENO) != 0
-            let file = try FactorFit.fit(catalog: engine.matcher.catalog, interactions: log, shown: shown, options: options, weight: gamma) { done, total in
+            let file = try FactorFit.fit(catalog: engine.matcher.catalog, interactions: log, shown: shown, signals: signals, options: options,
+                                         weight: gamma) { done, total in
                 guard interactive else { return }
                 let bar = String(repeating: "█", count: 20 * done / total) + String(repeating: "·", count: 20 - 20 * done / total)
                 FileHandle.standardError.write(Data("\r  fitting \(bar) \(done)/\(total) iterations".utf8))

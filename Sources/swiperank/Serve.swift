@@ -123,6 +123,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "With --refit-every: α°, the confidence of a card served and never answered (0: as if never served; env SWIPERANK_REFIT_SHOWN_CONFIDENCE; default 1).")
     var refitShownConfidence: Double?
 
+    @Option(help: "With --refit-every: how much more an answer the app reacted to counts (a swipe_reaction event on the card: its confidence × (1 + this); env SWIPERANK_REFIT_REACTION_BOOST; default 0, off — docs/evaluation.md has what it does on simulated logs).")
+    var refitReactionBoost: Double?
+
+    @Option(help: "With --refit-every: how much the app's focus dwell time on a card moves its answer's confidence (× exp(±this · z), z its log-ratio to the log's median dwell, clamped to ±2; env SWIPERANK_REFIT_DWELL_BOOST; default 0, off).")
+    var refitDwellBoost: Double?
+
     @Option(help: "on: at start, walk every stored student and migrate those stored under another catalog or model, one at a time in the background; off: each is migrated on its first request (env SWIPERANK_MIGRATION_SWEEP; default on).")
     var migrationSweep: String?
 
@@ -227,7 +233,11 @@ struct Serve: AsyncParsableCommand {
         if let every = refitEvery ?? env["SWIPERANK_REFIT_EVERY"] {
             var refit = RefitOptions(interval: try Self.duration(every, "--refit-every"),
                                      fit: Self.refitFit(shownConfidence: try refitShownConfidence
-                                                            ?? Self.double(env["SWIPERANK_REFIT_SHOWN_CONFIDENCE"], "SWIPERANK_REFIT_SHOWN_CONFIDENCE") ?? 1))
+                                                            ?? Self.double(env["SWIPERANK_REFIT_SHOWN_CONFIDENCE"], "SWIPERANK_REFIT_SHOWN_CONFIDENCE") ?? 1,
+                                                        reactionBoost: try refitReactionBoost
+                                                            ?? Self.double(env["SWIPERANK_REFIT_REACTION_BOOST"], "SWIPERANK_REFIT_REACTION_BOOST") ?? 0,
+                                                        dwellBoost: try refitDwellBoost
+                                                            ?? Self.double(env["SWIPERANK_REFIT_DWELL_BOOST"], "SWIPERANK_REFIT_DWELL_BOOST") ?? 0))
             refit.minimumSwipes = try refitMinSwipes ?? Self.int(env["SWIPERANK_REFIT_MIN_SWIPES"], "SWIPERANK_REFIT_MIN_SWIPES") ?? refit.minimumSwipes
             guard refit.minimumSwipes >= 1 else { throw ValidationError("--refit-min-swipes must be at least 1") }
             config.refit = refit
@@ -350,7 +360,8 @@ struct Serve: AsyncParsableCommand {
     /// The scheduled refit: `FactorFit` with the serving model's settings (fit-factors'
     /// defaults and γ = 16 × scale without one), cards served and never answered weighing
     /// `shownConfidence`.
-    static func refitFit(shownConfidence: Double) -> @Sendable (LoggedSwipes, RefitContext) throws -> FactorModelFile {
+    static func refitFit(shownConfidence: Double, reactionBoost: Double = 0, dwellBoost: Double = 0)
+        -> @Sendable (LoggedSwipes, RefitContext) throws -> FactorModelFile {
         { log, context in
             var options = FactorFit.Options()
             if let current = context.current {
@@ -360,7 +371,8 @@ struct Serve: AsyncParsableCommand {
                 options.dislikeConfidence = current.dislikeConfidence
             }
             options.shownConfidence = shownConfidence
-            return try FactorFit.fit(catalog: context.catalog, interactions: log.interactions, shown: log.shownPairs,
+            (options.reactionBoost, options.dwellBoost) = (reactionBoost, dwellBoost)
+            return try FactorFit.fit(catalog: context.catalog, interactions: log.interactions, shown: log.shownPairs, signals: log.signals,
                                      options: options, weight: context.current?.weight ?? 16 * context.scale)
         }
     }
@@ -528,4 +540,3 @@ struct CatalogSpec: Decodable, Sendable {
     }
 }
 
-extension SchoolTermBasis: Decodable {}

@@ -74,6 +74,21 @@ struct RefitTests {
             let refitter = try #require(parts.refitter)
             #expect(Self.digest(parts) == started, "nothing stored: the start-up model serves")
             let decks = try await Self.swipe(c)
+            // The app's other events: a dwell and a reaction on answered cards are signals; a
+            // focus on a card left unanswered, a focus without a duration and other types are not.
+            let (d0, d1) = (decks["r0"]!, decks["r1"]!)
+            let events = """
+                {"events":[
+                  {"event_id":"f1","type":"focus","timestamp":1,"school_id":"\(d0[0])","duration_ms":4500},
+                  {"event_id":"f2","type":"swipe_reaction","timestamp":2,"item_id":"\(d0[1])","reaction":"TFU"},
+                  {"event_id":"f3","type":"focus","timestamp":3,"school_id":"\(d0[9])","duration_ms":900},
+                  {"event_id":"f4","type":"focus","timestamp":4,"school_id":"\(d0[2])"},
+                  {"event_id":"f5","type":"custom","timestamp":5,"name":"opened_map"}
+                ]}
+                """
+            #expect(try await c.call(.post, "/events", student: "r0", body: events).status == .accepted)
+            let later = #"{"events":[{"event_id":"g1","type":"focus","timestamp":9,"school_id":"\#(d1[3])","duration_ms":120}]}"#
+            #expect(try await c.call(.post, "/events", student: "r1", body: later).status == .accepted)
             // Held elsewhere: nothing is fitted.
             let held = try await store.withExclusiveJob("refit:factors") { await refitter.refit() }
             #expect(held == .held)
@@ -90,6 +105,11 @@ struct RefitTests {
                 }
             }
             #expect(log.judgements == expected)
+            #expect(log.signals == [
+                EngagementSignal(studentID: "r0", itemID: d0[0], kind: .dwell(milliseconds: 4_500)),
+                EngagementSignal(studentID: "r0", itemID: d0[1], kind: .reaction("TFU")),
+                EngagementSignal(studentID: "r1", itemID: d1[3], kind: .dwell(milliseconds: 120)),
+            ])
             // The two cards of each deck left unanswered.
             #expect(Set(log.shown) == Set((0..<4).flatMap { s in decks["r\(s)"]!.suffix(2).map { LoggedSwipes.Shown(studentID: "r\(s)", itemID: $0) } }))
             // Stored and in service.

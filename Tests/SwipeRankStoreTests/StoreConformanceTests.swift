@@ -123,6 +123,10 @@ import Testing
         // Two events of one batch with the same client id also conflict.
         #expect(try await store.append([Self.event(.swipe, "s4", client: "s4"), Self.event(.swipe, "s4", client: "s4")], to: "a",
                                        expectedVersion: 2, update: StudentUpdate()) == .conflict)
+        // One event at the right version whose client id is taken (PostgreSQL's one-statement
+        // append): a conflict, nothing written.
+        #expect(try await store.append([Self.event(.swipe, "again", client: "s1")], to: "a", expectedVersion: 2,
+                                       update: StudentUpdate()) == .conflict)
         let record = try #require(try await store.student("a"))
         #expect(record.version == 2 && record.snapshot == nil && record.profile == Data("p".utf8))
         #expect(try await store.event(of: "a", kind: .swipe, clientID: "s3") == nil)
@@ -191,10 +195,12 @@ import Testing
         }
     }
 
-    @Test("concurrent appends: per student and round exactly one of the racing writers wins; losers write nothing", arguments: Kind.available)
-    func concurrentAppends(kind: Kind) async throws {
+    @Test("concurrent appends: per student and round exactly one of the racing writers wins; losers write nothing",
+          arguments: Kind.available, [1, 2])
+    func concurrentAppends(kind: Kind, batch: Int) async throws {
         // Racing writers land in the same group commit (SQLite), each in its own savepoint: a
-        // loser's events must not leak into the log beside the winner's.
+        // loser's events must not leak into the log beside the winner's. One event per append
+        // is PostgreSQL's one-statement path, two its transaction.
         let (store, done) = try await Self.make(kind)
         defer { done() }
         let students = (0..<8).map { "s\($0)" }
@@ -211,10 +217,11 @@ import Testing
                         let client = writer == 3 ? "taken" : "w\(writer)-r\(round)"
                         let text = "\(id)-r\(round)-w\(writer)"
                         // The taken id comes second, after an insert that must be rolled back.
-                        let events = writer == 3 ? [Self.event(.served, text + "-deck"), Self.event(.swipe, text, client: client)]
+                        let events = batch == 1 ? [Self.event(.swipe, text, client: client)]
+                            : writer == 3 ? [Self.event(.served, text + "-deck"), Self.event(.swipe, text, client: client)]
                             : [Self.event(.swipe, text, client: client), Self.event(.served, text + "-deck")]
                         group.addTask {
-                            (id, text, try await store.append(events, to: id, expectedVersion: 2 + 2 * round, update: StudentUpdate()))
+                            (id, text, try await store.append(events, to: id, expectedVersion: 2 + batch * round, update: StudentUpdate()))
                         }
                     }
                 }
@@ -226,14 +233,14 @@ import Testing
                 let mine = outcomes.filter { $0.0 == id }
                 let won = mine.filter { $0.2 != .conflict }
                 #expect(won.count == 1, "round \(round), \(id): \(mine.map(\.2))")
-                #expect(won.first?.2 == .appended(version: 4 + 2 * round))
+                #expect(won.first?.2 == .appended(version: 2 + batch * (round + 1)))
                 #expect(!(won.first?.1.hasSuffix("w3") ?? false), "a taken client id won")
                 if let text = won.first?.1 { winners[id, default: []].append(text) }
             }
         }
         for id in students {
             let events = try await store.events(of: id, after: 2, kinds: nil, limit: 1_000)
-            let expected = (winners[id] ?? []).flatMap { [$0, $0 + "-deck"] }
+            let expected = (winners[id] ?? []).flatMap { batch == 1 ? [$0] : [$0, $0 + "-deck"] }
             #expect(events.map { String(decoding: $0.payload, as: UTF8.self) } == expected)
             #expect(events.map(\.seq) == Array(3...(2 + expected.count)))
         }

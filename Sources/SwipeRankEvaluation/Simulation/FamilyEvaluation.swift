@@ -75,4 +75,79 @@ public enum FamilyEvaluation {
         let results = try evaluator.run(students: students, swipes: swipes, policies: policies, seed: seed)
         return Outcome(family: family, results: results, choice: choice, populationSwipes: log.count)
     }
+
+    /// The boosts the signal arms try (`Options.reactionBoost`, `dwellBoost`): one setting, not
+    /// a search — the question is whether signals help at all.
+    public static let signalBoosts = (reaction: 1.0, dwell: 0.5)
+
+    /// What the app's other events add to one family's collaborative model.
+    public struct SignalOutcome: Sendable {
+        /// One way of fitting the population's factors, and what the engine served with them.
+        public struct Arm: Sendable {
+            /// `swipes only`, `signals`, `signals if chosen`.
+            public let name: String
+            /// The fit's choice on the population's log.
+            public let choice: FactorFit.Choice
+            /// The collaborative engine's result on the evaluated students.
+            public let result: SimulationPolicyResult
+        }
+
+        /// The family.
+        public let family: TasteFamily
+        /// How the simulated signals relate to the taste.
+        public let model: SignalModel
+        /// The arms: swipes only first.
+        public let arms: [Arm]
+        /// Signals in the population's log.
+        public let signalCount: Int
+    }
+
+    /// Runs one family three ways: the population's factors fitted on the swipes alone; with
+    /// every answer weighed by the signals about it (`signalBoosts`); and with the signal
+    /// settings offered to the choice beside the plain ones, so the time split decides. The
+    /// population's swipes, the prior and the evaluated students' answers are the same in all
+    /// three; the engine with prior and factors (`engine_collaborative`) serves.
+    ///
+    /// - Parameters:
+    ///   - family: The family.
+    ///   - model: How dwell and reactions relate to the taste.
+    ///   - engine: The engine (without a population prior or factors).
+    ///   - students: The students evaluated.
+    ///   - population: The students whose log is fitted.
+    ///   - swipes: Swipes per student.
+    ///   - seed: Seeds everything, as `run`.
+    ///   - factorCandidates: The plain fit settings.
+    /// - Returns: The outcome.
+    /// - Throws: Errors of the engine, the fits or the taste model.
+    public static func runSignals(family: TasteFamily, model: SignalModel, engine: SwipeEngine<SchoolMatcher>,
+                                  students: [DatasetStudent<StudentProfile>], population: [DatasetStudent<StudentProfile>],
+                                  swipes: Int, seed: UInt64, factorCandidates: [FactorFit.Options] = factorCandidates) throws -> SignalOutcome {
+        precondition(engine.population == nil && engine.factors == nil, "a plain engine: the family's population fits its own")
+        var evaluator = SimulationEvaluator(engine: engine)
+        evaluator.taste = family.tasteModel(schools: engine.matcher.schools, worldSeed: seed ^ 0x574f_524c_44)
+        let (log, signals) = try evaluator.simulateLog(students: population, swipes: swipes, seed: seed &+ 1, signals: model)
+        if let later = family.driftModel(schools: engine.matcher.schools, worldSeed: seed ^ 0x574f_524c_44) {
+            evaluator.drift = (after: swipes / 2, taste: later)
+        }
+        let prior = try PopulationFit.fit(engine: engine, students: population, interactions: log)
+        evaluator.population = prior
+        let boosted = factorCandidates.map { o -> FactorFit.Options in
+            var o = o
+            (o.reactionBoost, o.dwellBoost) = signalBoosts
+            return o
+        }
+        var arms: [SignalOutcome.Arm] = []
+        for (name, candidates) in [("swipes only", factorCandidates), ("signals", boosted), ("signals if chosen", factorCandidates + boosted)] {
+            let choice = try FactorFit.chooseOptions(engine: engine, students: population, interactions: log, signals: signals,
+                                                     exposureWeight: 0, candidates: candidates)
+            var options = choice.options
+            options.seed = seed
+            let factors = try FactorFit.fit(catalog: engine.matcher.catalog, interactions: log, signals: signals, options: options,
+                                            weight: choice.weight)
+            evaluator.collaborativeEngine = try engine.withPopulation(prior).withFactors(factors)
+            let result = try evaluator.run(students: students, swipes: swipes, policies: [.engineCollaborative], seed: seed)[0]
+            arms.append(.init(name: name, choice: choice, result: result))
+        }
+        return SignalOutcome(family: family, model: model, arms: arms, signalCount: signals.count)
+    }
 }

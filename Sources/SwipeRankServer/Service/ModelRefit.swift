@@ -93,6 +93,10 @@ public struct LoggedSwipes: Sendable {
     public var judgements: [Judgement] = []
     /// Served cards without an answer (each once per student).
     public var shown: [Shown] = []
+    /// What the app said about answered cards besides the swipe: its `focus` events (dwell
+    /// times) and `swipe_reaction` events, read from the store's app events when it keeps
+    /// them. Only cards the student answered are kept: a fit weighs answers by them.
+    public var signals: [EngagementSignal] = []
     /// Students read.
     public var students = 0
 
@@ -101,8 +105,9 @@ public struct LoggedSwipes: Sendable {
 
     /// Reads every student of a store (the default catalog's, read through a whole store):
     /// swipes and saves as judgements (a save is a like),
-    /// served cards left unanswered as `shown`. Items outside `itemIDs` (retired since) are
-    /// left out.
+    /// served cards left unanswered as `shown`, and — when the store is also an `AppEventLog`
+    /// — the focus and reaction events about answered cards as `signals`. Items outside
+    /// `itemIDs` (retired since) are left out.
     ///
     /// - Parameters:
     ///   - store: The store (one catalog's view).
@@ -112,6 +117,7 @@ public struct LoggedSwipes: Sendable {
     public static func read(from store: any StudentStore, itemIDs: Set<String>) async throws(StoreError) -> LoggedSwipes {
         var log = LoggedSwipes()
         let decoder = JSONDecoder()
+        var answeredBy: [String: Set<String>] = [:]
         try await forEachStudentLog(in: store, kinds: [.served, .swipe, .save]) { id, events in
             var served: [String] = []
             var answered = Set<String>()
@@ -134,9 +140,36 @@ public struct LoggedSwipes: Sendable {
             for item in served where itemIDs.contains(item) && !answered.contains(item) && seen.insert(item).inserted {
                 log.shown.append(Shown(studentID: id, itemID: item))
             }
+            if !answered.isEmpty { answeredBy[id] = answered }
             log.students += 1
         }
+        guard let apps = store as? any AppEventLog else { return log }
+        for id in answeredBy.keys.sorted() {
+            let answered = answeredBy[id]!
+            var cursor = 0
+            while true {
+                let page = try await apps.appEvents(of: id, after: cursor, limit: 1_000)
+                guard let end = page.last else { break }
+                cursor = end.seq
+                for event in page { if let signal = Self.signal(event, studentID: id), answered.contains(signal.itemID) { log.signals.append(signal) } }
+            }
+        }
         return log
+    }
+
+    /// The signal an app event carries: a `focus` with `duration_ms` is a dwell time, a
+    /// `swipe_reaction` a reaction; anything else (or a payload that does not parse: the
+    /// service validated it when it was posted) none.
+    static func signal(_ event: AppEvent, studentID: String) -> EngagementSignal? {
+        guard event.type == "focus" || event.type == "swipe_reaction",
+              let object = try? JSONSerialization.jsonObject(with: Data(event.payload.utf8)) as? [String: Any],
+              let item = object["school_id"] as? String else { return nil }
+        if event.type == "focus" {
+            guard let ms = (object["duration_ms"] as? NSNumber)?.doubleValue, ms.isFinite, ms >= 0 else { return nil }
+            return EngagementSignal(studentID: studentID, itemID: item, kind: .dwell(milliseconds: ms))
+        }
+        guard let reaction = object["reaction"] as? String else { return nil }
+        return EngagementSignal(studentID: studentID, itemID: item, kind: .reaction(reaction))
     }
 }
 
