@@ -247,7 +247,7 @@ extension SimulationEvaluator {
     ///   - students: The population.
     ///   - swipes: Swipes per student.
     ///   - seed: The seed.
-    ///   - signals: How dwell and reactions relate to the student's taste (nil: none).
+    ///   - model: How dwell and reactions relate to the student's taste (nil: no signals).
     /// - Returns: The swipes, and the signals about them.
     /// - Throws: Errors of the engine on inconsistent input.
     public func simulateLog(students: [DatasetStudent<M.Profile>], swipes: Int, seed: UInt64,
