@@ -22,7 +22,8 @@ import SwipeRankNumerics
 /// still gets a factor, `xᵢᵀE`, from its features alone.
 ///
 /// The student's online update (`FactorPosterior`) uses the same objective with the items held
-/// fixed, so a session reproduces this fit's solve for its student, one swipe at a time.
+/// fixed, so a session reproduces this fit's solve for its student, one swipe at a time — without
+/// the signal weights (`Options.reactionBoost`, `dwellBoost`), which a session never sees.
 public enum FactorFit {
     /// The fit's settings.
     public struct Options: Sendable, Hashable {

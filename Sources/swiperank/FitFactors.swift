@@ -32,10 +32,13 @@ struct FitFactors: AsyncParsableCommand {
     @Option(help: "With --store: α°, the confidence of a card served and never answered (≥ 0; 0: as if never served).")
     var shownConfidence: Double = 1
 
-    @Option(help: "With --store: how much more an answer the app reacted to counts (its swipe_reaction events: the answer's confidence × (1 + this); ≥ 0, default 0: ignored).")
+    @Option(help: "With --interactions: the app's dwell times and reactions about the swipes, a CSV (student_id, item_id, kind dwell_ms or reaction, value). They weigh the answers with --reaction-boost and --dwell-boost; with --choose, settings weighed by them (those boosts, else 1 and 0.5) are offered beside the plain ones. --store reads them from the store's app events instead.")
+    var signals: String?
+
+    @Option(help: "With --store or --signals: how much more an answer the app reacted to counts (its swipe_reaction events: the answer's confidence × (1 + this); ≥ 0, default 0: ignored).")
     var reactionBoost: Double = 0
 
-    @Option(help: "With --store: how much the app's focus dwell time on a card moves its answer's confidence (× exp(±this · z), z the log-ratio to the log's median dwell, clamped to ±2; ≥ 0, default 0: ignored).")
+    @Option(help: "With --store or --signals: how much the app's focus dwell time on a card moves its answer's confidence (× exp(±this · z), z the log-ratio to the log's median dwell, clamped to ±2; ≥ 0, default 0: ignored).")
     var dwellBoost: Double = 0
 
     @Option(help: "The students CSV (only for --choose: the prior the factors are weighed against needs profiles; colleges default to datasets/students.csv, --schema catalogs to everyone in the log).")
@@ -92,9 +95,10 @@ struct FitFactors: AsyncParsableCommand {
         guard shownConfidence.isFinite && shownConfidence >= 0 else { throw ValidationError("--shown-confidence must not be negative") }
         for (name, value) in [("--reaction-boost", reactionBoost), ("--dwell-boost", dwellBoost)] {
             guard value.isFinite && value >= 0 else { throw ValidationError("\(name) must be finite and not negative, got \(value)") }
-            if value > 0 && store == nil { throw ValidationError("\(name) reads the app's events: it needs --store") }
+            if value > 0 && store == nil && signals == nil { throw ValidationError("\(name) weighs answers by the app's events: it needs --store or --signals") }
         }
         if store != nil && choose { throw ValidationError("--choose needs --interactions (it holds each student's last 30% out by time)") }
+        if store != nil && signals != nil { throw ValidationError("--signals goes with --interactions: --store reads the app's events from the store") }
     }
 
     func run() async throws {
@@ -118,15 +122,27 @@ struct FitFactors: AsyncParsableCommand {
             }
             let log = try readInteractions(interactions, itemIDs: Set(engine.matcher.catalog.ids), studentIDs: users.map { Set($0.map(\.id)) },
                                            policy: policy)
-            try fit(engine, { users ?? DatasetStudent.everyone(in: log, profile: ItemProfile()) }, log)
+            try fit(engine, { users ?? DatasetStudent.everyone(in: log, profile: ItemProfile()) }, log,
+                    signals: try readSignals(itemIDs: Set(engine.matcher.catalog.ids), policy: policy))
         } else {
             let engine = SwipeEngine(matcher: try catalogOptions.schoolMatcher())
             let path = students ?? "datasets/students.csv"
             let roster = choose ? try loadRows { () throws(DataError) in try StudentsFile.read(CSVTable(contentsOfFile: path), policy: policy) } : nil
             let log = try readInteractions(interactions, itemIDs: Set(engine.matcher.catalog.ids), studentIDs: roster.map { Set($0.map(\.id)) },
                                            policy: policy)
-            try fit(engine, { roster ?? [] }, log)
+            try fit(engine, { roster ?? [] }, log, signals: try readSignals(itemIDs: Set(engine.matcher.catalog.ids), policy: policy))
         }
+    }
+
+    /// `--signals`: the CSV's dwell times and reactions (none without the option), bad rows
+    /// reported on stderr.
+    func readSignals(itemIDs: Set<String>, policy: BadRowPolicy) throws -> [EngagementSignal] {
+        guard let signals else { return [] }
+        let read = try loadRows { () throws(DataError) in
+            try SignalsFile.read(CSVTable(contentsOfFile: signals), itemIDs: itemIDs, policy: policy)
+        }
+        print("read \(read.count) dwell times and reactions from \(signals)")
+        return read
     }
 
     /// The default catalog's log from the service's store.
@@ -161,12 +177,21 @@ struct FitFactors: AsyncParsableCommand {
         options.iterations = iterations
         options.featureInformed = !noFeaturePrior
         options.seed = seed
-        if store != nil { (options.shownConfidence, options.reactionBoost, options.dwellBoost) = (shownConfidence, reactionBoost, dwellBoost) }
+        if store != nil { options.shownConfidence = shownConfidence }
+        (options.reactionBoost, options.dwellBoost) = (reactionBoost, dwellBoost)
         var gamma = weight * scale
         let start = Date()
         do {
             if choose {
-                let choice = try FactorFit.chooseOptions(engine: engine, students: roster(), interactions: log, exposureWeight: exposureWeight)
+                // With signals, the same settings weighed by them are offered beside the plain ones.
+                let boosts = reactionBoost > 0 || dwellBoost > 0 ? (reactionBoost, dwellBoost) : FamilyEvaluation.signalBoosts
+                let candidates = signals.isEmpty ? FactorFit.optionCandidates : FactorFit.optionCandidates + FactorFit.optionCandidates.map {
+                    var o = $0
+                    (o.reactionBoost, o.dwellBoost) = boosts
+                    return o
+                }
+                let choice = try FactorFit.chooseOptions(engine: engine, students: roster(), interactions: log, signals: signals,
+                                                         exposureWeight: exposureWeight, candidates: candidates)
                 print("chosen on the last 30% of each student's swipes (\(choice.students) students, \(choice.table.count) settings × weights): "
                       + "\(choice.options.summary), γ = \(choice.table[0].weight) × scale, NDCG@10 \(String(format: "%.4f", choice.table[0].ndcg))")
                 options = choice.options

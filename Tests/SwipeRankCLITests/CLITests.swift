@@ -260,7 +260,29 @@ struct EvaluateTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data(contentsOf: URL(fileURLWithPath: again)), "deterministic for a seed")
         let chosen = try CLI.run(["fit-factors", "--output", again, "--choose", "--students", "datasets/restaurants/users.csv"] + restaurants)
         #expect(chosen.status == 0 && chosen.stdout.contains("chosen on the last 30%"), "\(chosen.stderr)")
-        for (bad, option) in [(["--dimension", "0"], "--dimension"), (["--confidence", "0"], "--confidence"), (["--weight", "-1"], "--weight")] {
+        // The app's dwell times and reactions from a CSV: read, weighing the answers, offered to the choice.
+        // student_id,item_id,… per swipe: the first 300 swipes, every fifth with a reaction, the rest a dwell time.
+        let swipeLines = try String(contentsOfFile: "datasets/restaurants/swipes.csv", encoding: .utf8).split(separator: "\n").dropFirst().prefix(300)
+        let signalLines = swipeLines.enumerated().map { n, line in
+            let fields = line.split(separator: ",")
+            return "\(fields[0]),\(fields[1])," + (n % 5 == 0 ? "reaction,♥" : "dwell_ms,\(500 + 37 * n)")
+        }
+        let signalsFile = dir.appendingPathComponent("signals.csv").path
+        try (["student_id,item_id,kind,value"] + signalLines).joined(separator: "\n").appending("\n")
+            .write(toFile: signalsFile, atomically: true, encoding: .utf8)
+        let weighed = try CLI.run(["fit-factors", "--output", again, "--dimension", "8", "--iterations", "4", "--signals", signalsFile,
+                                   "--reaction-boost", "1", "--dwell-boost", "0.5"] + restaurants)
+        #expect(weighed.status == 0 && weighed.stdout.contains("read 300 dwell times and reactions") && weighed.stdout.contains("reactions×2.0"),
+                "\(weighed.stdout) \(weighed.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) != Data(contentsOf: URL(fileURLWithPath: again)), "the signals moved the factors")
+        let offered = try CLI.run(["fit-factors", "--output", again, "--choose", "--students", "datasets/restaurants/users.csv",
+                                   "--signals", signalsFile] + restaurants)
+        #expect(offered.status == 0 && offered.stdout.contains("432 settings × weights"), "\(offered.stdout) \(offered.stderr)")
+        try "student_id,item_id,kind,value\nu01,r024,dwell_ms,12\nu01,r065,dwell_ms,soon\n".write(toFile: signalsFile, atomically: true, encoding: .utf8)
+        let badSignal = try CLI.run(["fit-factors", "--output", again, "--signals", signalsFile] + restaurants)
+        #expect(badSignal.status != 0 && badSignal.stderr.contains("signals.csv:3:") && badSignal.stderr.contains("dwell_ms \"soon\""), "\(badSignal.stderr)")
+        for (bad, option) in [(["--dimension", "0"], "--dimension"), (["--confidence", "0"], "--confidence"), (["--weight", "-1"], "--weight"),
+                              (["--reaction-boost", "1"], "--reaction-boost"), (["--dwell-boost", "-1"], "--dwell-boost")] {
             let refused = try CLI.run(["fit-factors", "--output", again] + bad + restaurants)
             #expect(refused.status != 0 && refused.stderr.contains(option), "\(refused.stderr)")
         }
@@ -283,6 +305,10 @@ struct EvaluateTests {
         #expect(items.status != 0 && items.stderr.contains("--families"))
         let none = try CLI.run(["evaluate", "--families", "--limit", "2", "--population-students", "0"])
         #expect(none.status != 0 && none.stderr.contains("--population-students"))
+        // --signals is a part of --families (its run is tested through FamilyEvaluation.runSignals:
+        // 24 choices over the school catalog take minutes in a debug build).
+        let alone = try CLI.run(["evaluate", "--signals"])
+        #expect(alone.status != 0 && alone.stderr.contains("--signals"))
     }
 
     @Test("fit-prior writes a prior that evaluate loads; without one the policy is fitted on other students or left out; errors name the file")

@@ -369,7 +369,7 @@ struct ExportLiveTests {
         // The same swipes read straight from the service's database: the same factors.
         let fromStore = dir.appendingPathComponent("from-store.json").path
         let direct = try CLI.run(["fit-factors", "--store", "sqlite", "--database", database, "--output", fromStore, "--dimension", "4"])
-        #expect(direct.status == 0 && direct.stdout.contains("read 32 swipes and saves and 0 unanswered cards of 2 students")
+        #expect(direct.status == 0 && direct.stdout.contains("read 32 swipes and saves, 0 unanswered cards and 0 dwell times and reactions of 2 students")
                 && direct.stdout.contains("on 32 swipes"), "\(direct.stderr)")
         func itemFactors(_ path: String) throws -> [[Double]]? {
             (try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])?["item_factors"] as? [[Double]]

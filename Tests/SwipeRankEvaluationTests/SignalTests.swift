@@ -134,3 +134,35 @@ struct SignalTests {
         return num / (da * db).squareRoot()
     }
 }
+
+/// `SignalsFile`: the signals CSV read and written, bad rows located.
+@Suite("Signals CSV")
+struct SignalsFileTests {
+    @Test("written then read: the same signals; bad rows name file:line:column; skipping reports them")
+    func roundTrip() throws {
+        var rng = SplitMix64(seed: 21)
+        let signals = (0..<200).map { n in
+            EngagementSignal(studentID: "s\(n % 7)", itemID: "i,\(n % 11)",  // a comma: quoted
+                             kind: n % 3 == 0 ? .reaction(["♥", "CTFO", "so \"good\""][Int(rng.next() % 3)])
+                                 : .dwell(milliseconds: Double(rng.next() % 100_000)))
+        }
+        let text = SignalsFile.write(signals)
+        let (read, report) = try SignalsFile.read(CSVTable(text: text, source: "s.csv"))
+        #expect(read == signals && report.skipped.isEmpty)
+        let bad = """
+            student_id,item_id,kind,value
+            a,x,dwell_ms,120
+            a,y,dwell_ms,-4
+            b,x,glance,3
+            b,,reaction,♥
+            c,z,reaction,
+            c,q,dwell_ms,7
+            """ + "\n"
+        #expect { try SignalsFile.read(CSVTable(text: bad, source: "s.csv")) } throws: { "\($0)".contains("s.csv:3:") && "\($0)".contains("dwell_ms") }
+        #expect { try SignalsFile.read(CSVTable(text: bad, source: "s.csv"), itemIDs: ["x", "y", "z"]) } throws: { "\($0)".contains("s.csv:3:") }
+        let (kept, skipped) = try SignalsFile.read(CSVTable(text: bad, source: "s.csv"), itemIDs: ["x", "y", "z"], policy: .skip)
+        #expect(kept == [EngagementSignal(studentID: "a", itemID: "x", kind: .dwell(milliseconds: 120))])
+        #expect(skipped.skipped.count == 5)  // negative dwell, unknown kind, empty item, empty reaction, unknown item q
+        #expect { try SignalsFile.read(CSVTable(text: "student_id,item_id,value\n", source: "s.csv")) } throws: { "\($0)".contains("kind") }
+    }
+}

@@ -86,4 +86,31 @@ struct TasteFamilyTests {
         let again = try run()
         #expect(again.results.map(\.servedNDCG) == outcome.results.map(\.servedNDCG))
     }
+
+    @Test("a family's signal evaluation: three fits of one log, the choice offered both settings; kept plain, its cards are the swipes-only arm's")
+    func signals() throws {
+        var options = FactorFit.Options()
+        options.dimension = 4
+        options.iterations = 4
+        let students = Self.students(4, seed: 1, prefix: "e"), population = Self.students(30, seed: 2, prefix: "q")
+        let outcome = try FamilyEvaluation.runSignals(family: .herd, model: .noise, engine: EvaluationFixtures.engine, students: students,
+                                                      population: population, swipes: 10, seed: 3, factorCandidates: [options])
+        #expect(outcome.arms.map(\.name) == ["swipes only", "signals", "signals if chosen"])
+        // A dwell per swipe, and some reactions.
+        #expect(outcome.signalCount > 300 && outcome.signalCount < 600)
+        #expect(outcome.arms.allSatisfy { $0.result.servedNDCG.allSatisfy { $0.count == 4 } && $0.result.policy == .engineCollaborative })
+        let weights = FactorFit.weightCandidates.count
+        #expect(outcome.arms.map { $0.choice.table.count } == [weights, weights, 2 * weights])
+        #expect(outcome.arms[0].choice.options.reactionBoost == 0 && outcome.arms[1].choice.options.reactionBoost == 1)
+        // Where the choice keeps the plain settings, its arm is the swipes-only arm, card for card.
+        let chosen = outcome.arms[2]
+        if chosen.choice.options.reactionBoost == 0 {
+            #expect(chosen.result.servedNDCG == outcome.arms[0].result.servedNDCG)
+        }
+        // The same swipes-only arm as the family's own evaluation.
+        let family = try FamilyEvaluation.run(family: .herd, engine: EvaluationFixtures.engine, students: students, population: population,
+                                              swipes: 10, seed: 3, factorCandidates: [options])
+        #expect(family.populationSwipes == 300)
+        #expect(family.choice.weight == outcome.arms[0].choice.weight)
+    }
 }
