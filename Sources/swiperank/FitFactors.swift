@@ -156,7 +156,7 @@ struct FitFactors: AsyncParsableCommand {
         let result = Mutex<LoggedSwipes?>(nil)
         try await withStore(name, sqlitePath: database ?? "swiperank.sqlite", mustExist: true, logger: Logger(label: "swiperank.fit-factors")) { store, _ in
             do {
-                let log = try await LoggedSwipes.read(from: store, itemIDs: ids)
+                let log = try await LoggedSwipes.read(from: store, itemIDs: ids, signals: reactionBoost > 0 || dwellBoost > 0)
                 result.withLock { $0 = log }
             } catch {
                 throw CLIError("reading the store: \(error)")

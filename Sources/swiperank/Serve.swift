@@ -231,13 +231,16 @@ struct Serve: AsyncParsableCommand {
         guard ["on", "off"].contains(sweepName) else { throw ValidationError("--migration-sweep must be on or off, got \(sweepName)") }
         config.service.migrationSweep = sweepName == "on"
         if let every = refitEvery ?? env["SWIPERANK_REFIT_EVERY"] {
+            let reactionBoost = try refitReactionBoost ?? Self.double(env["SWIPERANK_REFIT_REACTION_BOOST"], "SWIPERANK_REFIT_REACTION_BOOST") ?? 0
+            let dwellBoost = try refitDwellBoost ?? Self.double(env["SWIPERANK_REFIT_DWELL_BOOST"], "SWIPERANK_REFIT_DWELL_BOOST") ?? 0
+            guard reactionBoost.isFinite && reactionBoost >= 0 && dwellBoost.isFinite && dwellBoost >= 0 else {
+                throw ValidationError("--refit-reaction-boost and --refit-dwell-boost are finite numbers ≥ 0")
+            }
             var refit = RefitOptions(interval: try Self.duration(every, "--refit-every"),
                                      fit: Self.refitFit(shownConfidence: try refitShownConfidence
                                                             ?? Self.double(env["SWIPERANK_REFIT_SHOWN_CONFIDENCE"], "SWIPERANK_REFIT_SHOWN_CONFIDENCE") ?? 1,
-                                                        reactionBoost: try refitReactionBoost
-                                                            ?? Self.double(env["SWIPERANK_REFIT_REACTION_BOOST"], "SWIPERANK_REFIT_REACTION_BOOST") ?? 0,
-                                                        dwellBoost: try refitDwellBoost
-                                                            ?? Self.double(env["SWIPERANK_REFIT_DWELL_BOOST"], "SWIPERANK_REFIT_DWELL_BOOST") ?? 0))
+                                                        reactionBoost: reactionBoost, dwellBoost: dwellBoost))
+            refit.readsSignals = reactionBoost > 0 || dwellBoost > 0
             refit.minimumSwipes = try refitMinSwipes ?? Self.int(env["SWIPERANK_REFIT_MIN_SWIPES"], "SWIPERANK_REFIT_MIN_SWIPES") ?? refit.minimumSwipes
             guard refit.minimumSwipes >= 1 else { throw ValidationError("--refit-min-swipes must be at least 1") }
             config.refit = refit

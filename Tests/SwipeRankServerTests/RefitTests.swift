@@ -38,6 +38,7 @@ struct RefitTests {
                                      weight: context.current?.weight ?? 16 * context.scale)
         }
         options.minimumSwipes = minimumSwipes
+        options.readsSignals = true
         return options
     }
 
@@ -110,6 +111,9 @@ struct RefitTests {
                 EngagementSignal(studentID: "r0", itemID: d0[1], kind: .reaction("TFU")),
                 EngagementSignal(studentID: "r1", itemID: d1[3], kind: .dwell(milliseconds: 120)),
             ])
+            // A fit that weighs nothing by them does not read them.
+            let plain = try await LoggedSwipes.read(from: store, itemIDs: Set(engine.matcher.catalog.ids), signals: false)
+            #expect(plain.signals.isEmpty && plain.judgements == log.judgements && plain.shown == log.shown)
             // The two cards of each deck left unanswered.
             #expect(Set(log.shown) == Set((0..<4).flatMap { s in decks["r\(s)"]!.suffix(2).map { LoggedSwipes.Shown(studentID: "r\(s)", itemID: $0) } }))
             // Stored and in service.

@@ -18,6 +18,10 @@ public struct RefitOptions: Sendable {
     public var pollInterval: Duration = .seconds(5)
     /// Fewer logged swipes than this: no fit (the model stays as it is).
     public var minimumSwipes = 100
+    /// Whether the log read for a fit includes the app's dwell times and reactions
+    /// (`LoggedSwipes.signals`): set when the fit weighs answers by them — otherwise every
+    /// student's app events would be read for nothing.
+    public var readsSignals = false
     /// Fits a model from the log for the catalog in the context. Runs on a thread of its own,
     /// not the server's.
     public var fit: @Sendable (_ log: LoggedSwipes, _ context: RefitContext) throws -> FactorModelFile
@@ -106,15 +110,17 @@ public struct LoggedSwipes: Sendable {
     /// Reads every student of a store (the default catalog's, read through a whole store):
     /// swipes and saves as judgements (a save is a like),
     /// served cards left unanswered as `shown`, and — when the store is also an `AppEventLog`
-    /// — the focus and reaction events about answered cards as `signals`. Items outside
-    /// `itemIDs` (retired since) are left out.
+    /// — the focus and reaction events about answered cards as `signals` (when asked for).
+    /// Items outside `itemIDs` (retired since) are left out.
     ///
     /// - Parameters:
     ///   - store: The store (one catalog's view).
     ///   - itemIDs: The catalog's items now.
+    ///   - signals: Whether to read the app events for `signals` (a pass over every answering
+    ///     student's app events).
     /// - Throws: `StoreError` when the store fails. A logged event that does not decode is
     ///   skipped (the log was written by this service; nothing to fit from it).
-    public static func read(from store: any StudentStore, itemIDs: Set<String>) async throws(StoreError) -> LoggedSwipes {
+    public static func read(from store: any StudentStore, itemIDs: Set<String>, signals: Bool = true) async throws(StoreError) -> LoggedSwipes {
         var log = LoggedSwipes()
         let decoder = JSONDecoder()
         var answeredBy: [String: Set<String>] = [:]
@@ -143,7 +149,7 @@ public struct LoggedSwipes: Sendable {
             if !answered.isEmpty { answeredBy[id] = answered }
             log.students += 1
         }
-        guard let apps = store as? any AppEventLog else { return log }
+        guard signals, let apps = store as? any AppEventLog else { return log }
         for id in answeredBy.keys.sorted() {
             let answered = answeredBy[id]!
             var cursor = 0
@@ -380,7 +386,7 @@ final class ModelRefitter<M: ServableMatcher>: Sendable {
                 return .recent
             }
             let engine = installer.generations.current.students.engine
-            let log = try await LoggedSwipes.read(from: store, itemIDs: Set(engine.matcher.catalog.ids))
+            let log = try await LoggedSwipes.read(from: store, itemIDs: Set(engine.matcher.catalog.ids), signals: options.readsSignals)
             guard log.judgements.count >= options.minimumSwipes else { return .tooFewSwipes(log.judgements.count) }
             let fit = options.fit
             let context = RefitContext(catalog: engine.matcher.catalog, current: engine.factors?.file, scale: engine.matcher.calibration.scale)
