@@ -27,10 +27,11 @@ public struct ServedCard: Sendable, Hashable, Codable {
     }
 }
 
-// The public entry points carry `@_specialize` for the two matchers this package ships: a
-// generic session called from another module otherwise runs unspecialized, copying the matcher
-// through value witnesses and reading fields through metadata (18% more instructions per
-// batch of cards here).
+// The public entry points carry `@_specialize` for `ItemMatcher`, the matcher this module ships.
+// A matcher from another module (`SchoolMatcher` in SwipeRankColleges) runs this code
+// unspecialized: per-item loops therefore read arrays and locals, never a generic property per
+// row, and the school deck costs 3% more instructions than when it was specialized here
+// (Benchmarks/results/profile.txt).
 
 /// A student's learning session: the cards served, the swipes and the preference model.
 ///
