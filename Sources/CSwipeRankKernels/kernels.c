@@ -1,4 +1,6 @@
-// The forgetting step of the learning model with 256-bit AVX (see SwipeRankKernels.h).
+// The learning model's forgetting step and the per-deck products (the catalog's feature
+// scores, the probes' variances, the collaborative reason's dots) with 256-bit AVX (see
+// SwipeRankKernels.h).
 //
 // Why C: Swift has no per-function target features, and a package cannot pass -mavx to its
 // users' builds, so the portable Swift kernel is limited to SSE2 (two doubles per operation,
@@ -171,6 +173,122 @@ swiperank_decayed_factor_avx(const double *l, long n, double keep, double add, d
     return -1;
 }
 
+// y = aᵀw for the d × n row-major Float matrix a (the catalog's features by column): each output
+// 0 + w₀a₀ᵢ + w₁a₁ᵢ + … in row order, zero weights skipped — `Matrix.multiplyTransposedInOrder`
+// bit for bit, 64 outputs held in eight registers across the rows.
+__attribute__((target("avx"))) void
+swiperank_multiply_transposed_avx(const float *a, long d, long n, const float *w, float *y) {
+    long i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m256 acc[8];
+        for (int k = 0; k < 8; k++) acc[k] = _mm256_setzero_ps();
+        for (long r = 0; r < d; r++) {
+            if (w[r] == 0) continue; // as `where w[r] != 0`: ±0 skipped, NaN kept
+            __m256 m = _mm256_set1_ps(w[r]);
+            const float *p = a + r * n + i;
+            for (int k = 0; k < 8; k++) acc[k] = _mm256_add_ps(acc[k], _mm256_mul_ps(m, _mm256_loadu_ps(p + 8 * k)));
+        }
+        for (int k = 0; k < 8; k++) _mm256_storeu_ps(y + i + 8 * k, acc[k]);
+    }
+    for (; i + 8 <= n; i += 8) {
+        __m256 acc = _mm256_setzero_ps();
+        for (long r = 0; r < d; r++) {
+            if (w[r] == 0) continue;
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[r]), _mm256_loadu_ps(a + r * n + i)));
+        }
+        _mm256_storeu_ps(y + i, acc);
+    }
+    for (; i < n; i++) {
+        float sum = 0;
+        for (long r = 0; r < d; r++) {
+            if (w[r] == 0) continue;
+            sum = sum + w[r] * a[r * n + i];
+        }
+        y[i] = sum;
+    }
+}
+
+// One group of `inverse_quadratic_forms`: `vectors` × 4 lanes (vectors 1…4, a constant once
+// inlined, so the accumulators stay in registers), vectors from..<from + lanes.
+__attribute__((target("avx"), always_inline)) static inline void
+quadratic_group(const double *rows, long n, const double *x, long from, long lanes, double *out,
+                __m256d *negated, __m256d *group, int vectors) {
+    // The group's vectors lane by lane; unused lanes stay 0 (0 / L[i,i] = 0).
+    double *g = (double *)group;
+    for (long i = 0; i < n * vectors * 4; i++) g[i] = 0;
+    for (long lane = 0; lane < lanes; lane++) {
+        const double *v = x + (from + lane) * n;
+        for (long i = 0; i < n; i++) g[i * vectors * 4 + lane] = v[i];
+    }
+    const __m256d sign = _mm256_set1_pd(-0.0);
+    __m256d sum[4];
+    for (int k = 0; k < vectors; k++) sum[k] = _mm256_setzero_pd();
+    for (long i = 0; i < n; i++) {
+        __m256d s[4];
+        for (int k = 0; k < vectors; k++) s[k] = group[i * vectors + k];
+        const double *row = rows + i * (i + 1) / 2;
+        for (long j = 0; j < i; j++) {
+            __m256d m = _mm256_broadcast_sd(row + j);
+            for (int k = 0; k < vectors; k++) s[k] = _mm256_add_pd(s[k], _mm256_mul_pd(m, negated[j * vectors + k]));
+        }
+        __m256d diagonal = _mm256_broadcast_sd(row + i);
+        for (int k = 0; k < vectors; k++) {
+            __m256d z = _mm256_div_pd(s[k], diagonal);
+            negated[i * vectors + k] = _mm256_xor_pd(z, sign); // −z exactly
+            sum[k] = _mm256_add_pd(sum[k], _mm256_mul_pd(z, z));
+        }
+    }
+    double lanesOut[16];
+    for (int k = 0; k < vectors; k++) _mm256_storeu_pd(lanesOut + 4 * k, sum[k]);
+    for (long lane = 0; lane < lanes; lane++) out[from + lane] = lanesOut[lane];
+}
+
+__attribute__((target("avx"))) void
+swiperank_inverse_quadratic_forms_avx(const double *rows, long n, const double *x, long count, double *out,
+                                      double *scratch) {
+    __m256d *negated = (__m256d *)scratch, *group = negated + 4 * n;
+    long v = 0;
+    while (v < count) {
+        // Up to 16 vectors at a time (four independent chains of adds hide the add latency,
+        // which bounds this loop); a window of 12 is one group of three.
+        long rest = count - v, lanes = rest < 16 ? rest : 16;
+        switch ((lanes + 3) / 4) {
+        case 4: quadratic_group(rows, n, x, v, lanes, out, negated, group, 4); break;
+        case 3: quadratic_group(rows, n, x, v, lanes, out, negated, group, 3); break;
+        case 2: quadratic_group(rows, n, x, v, lanes, out, negated, group, 2); break;
+        default: quadratic_group(rows, n, x, v, lanes, out, negated, group, 1); break;
+        }
+        v += lanes;
+    }
+}
+
+// For each column i of the f × n row-major matrix xt, Σⱼ v[j]·xt[j, i] from 0 in ascending j
+// (`columnDotsInOrder` bit for bit), 16 columns in four registers at a time.
+__attribute__((target("avx"))) void
+swiperank_column_dots_avx(const double *xt, long f, long n, const double *v, double *out) {
+    long i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256d acc[4];
+        for (int k = 0; k < 4; k++) acc[k] = _mm256_setzero_pd();
+        for (long j = 0; j < f; j++) {
+            __m256d m = _mm256_broadcast_sd(v + j);
+            const double *p = xt + j * n + i;
+            for (int k = 0; k < 4; k++) acc[k] = _mm256_add_pd(acc[k], _mm256_mul_pd(m, _mm256_loadu_pd(p + 4 * k)));
+        }
+        for (int k = 0; k < 4; k++) _mm256_storeu_pd(out + i + 4 * k, acc[k]);
+    }
+    for (; i + 4 <= n; i += 4) {
+        __m256d acc = _mm256_setzero_pd();
+        for (long j = 0; j < f; j++) acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_broadcast_sd(v + j), _mm256_loadu_pd(xt + j * n + i)));
+        _mm256_storeu_pd(out + i, acc);
+    }
+    for (; i < n; i++) {
+        double sum = 0;
+        for (long j = 0; j < f; j++) sum = sum + v[j] * xt[j * n + i];
+        out[i] = sum;
+    }
+}
+
 #else
 
 int swiperank_has_avx(void) { return 0; }
@@ -179,6 +297,19 @@ long swiperank_decayed_factor_avx(const double *l, long n, double keep, double a
                                   const double **pointers, double *multipliers) {
     (void)l; (void)n; (void)keep; (void)add; (void)out; (void)pointers; (void)multipliers;
     return -2; // never called: swiperank_has_avx() is 0 here
+}
+
+void swiperank_multiply_transposed_avx(const float *a, long d, long n, const float *w, float *y) {
+    (void)a; (void)d; (void)n; (void)w; (void)y; // never called: swiperank_has_avx() is 0 here
+}
+
+void swiperank_inverse_quadratic_forms_avx(const double *rows, long n, const double *x, long count, double *out,
+                                           double *scratch) {
+    (void)rows; (void)n; (void)x; (void)count; (void)out; (void)scratch;
+}
+
+void swiperank_column_dots_avx(const double *xt, long f, long n, const double *v, double *out) {
+    (void)xt; (void)f; (void)n; (void)v; (void)out;
 }
 
 #endif

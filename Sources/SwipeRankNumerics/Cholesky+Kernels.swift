@@ -396,8 +396,41 @@ private struct DecayTerms {
     }
 }
 
-/// Whether this CPU and its OS run the AVX kernel (`decayedFactorVector`); checked once.
+/// Whether this CPU and its OS run the AVX kernels (kernels.c); checked once.
 let vectorKernelAvailable = swiperank_has_avx() == 1
+
+/// Which implementation of a kernel that has an AVX twin runs: the same result bit for bit
+/// either way (kernels.c), so tests can hold both to it.
+package enum NumericsKernel: Sendable {
+    /// Plain Swift (SSE2 on x86-64): every machine.
+    case portable
+    /// 256-bit AVX (C): only where `hasVector`.
+    case vector
+
+    /// Whether this CPU runs the AVX kernels (checked once).
+    package static var hasVector: Bool { vectorKernelAvailable }
+
+    /// `kernel`, or the fastest this CPU runs when nil.
+    static func resolve(_ kernel: NumericsKernel?) -> NumericsKernel {
+        precondition(kernel != .vector || vectorKernelAvailable, "the AVX kernel was asked for on a CPU without AVX")
+        return kernel ?? (vectorKernelAvailable ? .vector : .portable)
+    }
+}
+
+/// `inverseQuadraticForms` with 256-bit AVX (kernels.c): the same results bit for bit, up to
+/// sixteen vectors at a time. Call only when `vectorKernelAvailable`.
+func inverseQuadraticFormsVector(rows: UnsafeBufferPointer<Double>, _ n: Int, _ x: UnsafeBufferPointer<Double>, _ count: Int,
+                                 _ out: UnsafeMutableBufferPointer<Double>) {
+    guard count > 0 else { return }
+    guard n > 0 else {
+        for v in 0..<count { out[v] = 0 }
+        return
+    }
+    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 32 * n * MemoryLayout<Double>.stride, alignment: 32)
+    defer { scratch.deallocate() }
+    swiperank_inverse_quadratic_forms_avx(rows.baseAddress!, n, x.baseAddress!, count, out.baseAddress!,
+                                          scratch.baseAddress!.assumingMemoryBound(to: Double.self))
+}
 
 /// `decayedFactor` with 256-bit AVX (kernels.c): the same result bit for bit, the same
 /// contract. Call only when `vectorKernelAvailable`.

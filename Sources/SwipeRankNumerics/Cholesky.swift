@@ -237,15 +237,7 @@ public struct CholeskyFactor: Sendable, Hashable {
     }
 
     /// Which implementation of `decay` runs: the same result bit for bit either way.
-    package enum DecayKernel: Sendable {
-        /// Plain Swift (SSE2 on x86-64): every machine.
-        case portable
-        /// 256-bit AVX (C): only where `hasVector`.
-        case vector
-
-        /// Whether this CPU runs the AVX kernel (checked once).
-        package static var hasVector: Bool { vectorKernelAvailable }
-    }
+    package typealias DecayKernel = NumericsKernel
 
     /// `decay(keeping:addingIdentity:)` with a chosen kernel (nil: the fastest this CPU runs),
     /// so tests can hold both to the same result.

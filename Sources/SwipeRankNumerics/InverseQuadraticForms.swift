@@ -54,6 +54,13 @@ public struct InverseQuadraticForms: Sendable {
     ///   bit for bit.
     /// - Complexity: O(dimension² × count), O(dimension × count) for a diagonal factor.
     public func evaluate(flat: [Double], count: Int) -> [Double] {
+        evaluate(flat: flat, count: count, kernel: nil)
+    }
+
+    /// `evaluate(flat:count:)` with a chosen kernel (nil: the fastest this CPU runs), so tests
+    /// can hold both to the same result.
+    package func evaluate(flat: [Double], count: Int, kernel: NumericsKernel?) -> [Double] {
+        let vector = NumericsKernel.resolve(kernel) == .vector
         precondition(count >= 0 && flat.count == count * dimension,
                      "Cholesky: \(flat.count) values are not \(count) vectors of \(dimension)")
         var out = [Double](repeating: 0, count: count)
@@ -63,7 +70,9 @@ public struct InverseQuadraticForms: Sendable {
                 if let diagonal {
                     diagonal.withUnsafeBufferPointer { diagonalQuadraticForms(diagonal: $0, x, count, out) }
                 } else {
-                    rows.withUnsafeBufferPointer { inverseQuadraticForms(rows: $0, n, x, count, out) }
+                    rows.withUnsafeBufferPointer {
+                        vector ? inverseQuadraticFormsVector(rows: $0, n, x, count, out) : inverseQuadraticForms(rows: $0, n, x, count, out)
+                    }
                 }
             }
         }

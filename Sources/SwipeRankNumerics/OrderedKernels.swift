@@ -2,6 +2,9 @@
 // threads when it has more than one, which changes the rounding, so the same session scored
 // with 1 or 2 BLAS threads (or on another CPU's kernels) would drift apart. These loops only
 // add along the catalog's rows, so each score is Σⱼ wⱼ·xⱼᵢ in j order: bit-identical anywhere.
+// Where the CPU has AVX, the same sums run in C with 256-bit registers (kernels.c): the same
+// multiplies and adds per output, so the same bits.
+import CSwipeRankKernels
 
 extension Matrix {
     /// Computes `y = selfᵀ · x`, adding row by row in order (see the file comment): with
@@ -12,14 +15,26 @@ extension Matrix {
     ///   - y: Resized to `columns` and overwritten.
     /// - Complexity: O(rows × columns); reads the matrix once.
     public func multiplyTransposedInOrder(_ x: [Float], into y: inout [Float]) {
+        multiplyTransposedInOrder(x, into: &y, kernel: nil)
+    }
+
+    /// `multiplyTransposedInOrder(_:into:)` with a chosen kernel (nil: the fastest this CPU
+    /// runs), so tests can hold both to the same result.
+    package func multiplyTransposedInOrder(_ x: [Float], into y: inout [Float], kernel: NumericsKernel?) {
         precondition(x.count == rows, "multiplyTransposedInOrder: x has \(x.count) values, matrix has \(rows) rows")
         if y.count != columns { y = [Float](repeating: 0, count: columns) }
         let n = columns
         let d = rows
+        let vector = NumericsKernel.resolve(kernel) == .vector
         storage.withUnsafeBufferPointer { a in
             x.withUnsafeBufferPointer { w in
             y.withUnsafeMutableBufferPointer { out in
                 guard let base = a.baseAddress, let o = out.baseAddress else { return }
+                if vector {
+                    // The matrix has values, so d > 0 and x has a buffer.
+                    swiperank_multiply_transposed_avx(base, d, n, w.baseAddress!, o)
+                    return
+                }
                 // 32 outputs at a time held in registers across all rows: each output is still
                 // 0 + w₀x₀ + w₁x₁ + … in row order, exactly as row-by-row accumulation, but the
                 // outputs are written once instead of once per row, and each row is read 128
@@ -99,13 +114,25 @@ public func addScaledFixedPoint(_ values: ContiguousArray<Int16>, offset: Int, s
 /// - Returns: n dot products.
 /// - Complexity: O(f × n).
 public func columnDotsInOrder(_ xt: [Double], columns n: Int, with v: [Double]) -> [Double] {
+    columnDotsInOrder(xt, columns: n, with: v, kernel: nil)
+}
+
+/// `columnDotsInOrder(_:columns:with:)` with a chosen kernel (nil: the fastest this CPU runs),
+/// so tests can hold both to the same result.
+package func columnDotsInOrder(_ xt: [Double], columns n: Int, with v: [Double], kernel: NumericsKernel?) -> [Double] {
     let f = v.count
     precondition(xt.count == f * n, "columnDotsInOrder: \(xt.count) values for \(f) × \(n)")
     var out = [Double](repeating: 0, count: n)
     guard n > 0 else { return out }
+    let vector = NumericsKernel.resolve(kernel) == .vector
     xt.withUnsafeBufferPointer { x in
         out.withUnsafeMutableBufferPointer { o in
             guard let xb = x.baseAddress, let ob = o.baseAddress else { return }
+            if vector {
+                // xt has values, so f > 0 and v has a buffer.
+                v.withUnsafeBufferPointer { swiperank_column_dots_avx(xb, f, n, $0.baseAddress!, ob) }
+                return
+            }
             // Four columns per SIMD lane group (the pointers may alias as far as the compiler
             // knows, so it would not vectorize the plain loop): lane k is still 0 + v₀x₀ + v₁x₁ + …
             // in j order, a multiply then an add, as the scalar loop.

@@ -96,6 +96,23 @@ struct CholeskyTests {
         }
     }
 
+    @Test("both kernels' forms equal the one-vector path bit for bit, at every group size", arguments: 0..<10)
+    func vectorQuadraticForms(seed: UInt64) throws {
+        var rng = SplitMix64(seed: 900 + seed)
+        let n = Int.random(in: 1...96, using: &rng)
+        let factor = try CholeskyFactor(symmetric: randomSPD(n, using: &rng), dimension: n)
+        let forms = InverseQuadraticForms(factor)
+        // The AVX kernel takes up to 16 vectors at a time in groups of 4 lanes: every count to 33.
+        for count in 0...33 {
+            let vectors = (0..<count).map { _ in (0..<n).map { _ in Double.random(in: -4...4, using: &rng) } }
+            let single = vectors.map(factor.inverseQuadraticForm).map(\.bitPattern)
+            for kernel in Self.kernels {
+                #expect(forms.evaluate(flat: vectors.flatMap { $0 }, count: count, kernel: kernel).map(\.bitPattern) == single,
+                        "\(kernel) seed \(seed) n \(n) count \(count)")
+            }
+        }
+    }
+
     @Test("a rank-1 update equals refactoring A + x xᵀ", arguments: 0..<15)
     func rankOne(seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)

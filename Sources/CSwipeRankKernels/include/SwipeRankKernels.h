@@ -17,4 +17,19 @@ int swiperank_has_avx(void);
 long swiperank_decayed_factor_avx(const double *l, long n, double keep, double add, double *out,
                                   const double **pointers, double *multipliers);
 
+/// y = aᵀ·w for the d × n row-major `a`, each output summed from 0 in row order with zero
+/// weights skipped: `Matrix.multiplyTransposedInOrder` bit for bit. Call only when
+/// `swiperank_has_avx()` is 1.
+void swiperank_multiply_transposed_avx(const float *a, long d, long n, const float *w, float *y);
+
+/// xᵀ(LLᵀ)⁻¹x for `count` vectors of n stored one after another in `x`, with `rows` L's lower
+/// triangle by rows: `inverseQuadraticForms` bit for bit. `scratch` holds 32·n doubles, 32-byte
+/// aligned. Call only when `swiperank_has_avx()` is 1.
+void swiperank_inverse_quadratic_forms_avx(const double *rows, long n, const double *x, long count, double *out,
+                                           double *scratch);
+
+/// For each column i of the f × n row-major `xt`, Σⱼ v[j]·xt[j, i] summed from 0 in ascending
+/// j: `columnDotsInOrder` bit for bit. Call only when `swiperank_has_avx()` is 1.
+void swiperank_column_dots_avx(const double *xt, long f, long n, const double *v, double *out);
+
 #endif

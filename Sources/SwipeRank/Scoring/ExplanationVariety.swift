@@ -23,45 +23,78 @@ public enum ExplanationVariety {
 
     /// The UTF-8 bytes of `key(_:)`.
     static func keyBytes(_ sentence: String) -> [UInt8] {
-        // On UTF-8 bytes: ASCII digits and separators are single bytes that never occur inside
-        // a multi-byte character, and a deck asks this for every candidate sentence (iterating
-        // Characters, or a UTF-8 iterator, cost more than building the cards).
-        var sentence = sentence
-        sentence.makeContiguousUTF8()  // a no-op for native strings: the buffer below exists
-        return sentence.utf8.withContiguousStorageIfAvailable { utf8 -> [UInt8] in
+        withKeyCursor(sentence) { cursor in
             var key: [UInt8] = []
-            key.reserveCapacity(utf8.count)
-            var inNumber = false
-            for byte in utf8 {
-                if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
-                    if !inNumber { key.append(UInt8(ascii: "#")) }
-                    inNumber = true
-                } else if inNumber && (byte == UInt8(ascii: ",") || byte == UInt8(ascii: ".")) {
-                    continue
-                } else {
-                    inNumber = false
-                    key.append(byte)
-                }
-            }
+            while let byte = cursor.next() { key.append(byte) }
             return key
-        } ?? []
+        }
     }
 
-    /// A sentence compared and hashed by its `key(_:)` bytes, never built as a `String`: a deck
-    /// asks for a few dozen, and decoding each key into a `String` and hashing it was a tenth of
-    /// a deck's cost. Equal exactly when the keys are; hashed by a 64-bit FNV-1a of the bytes.
+    /// The bytes of a sentence's key, one at a time, read from its UTF-8 without building
+    /// anything: ASCII digits and separators are single bytes that never occur inside a
+    /// multi-byte character, and a deck asks this for every candidate sentence (iterating
+    /// Characters, or building each key, cost more than building the cards).
+    struct KeyCursor {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+        var inNumber = false
+
+        /// The next byte of the key, or nil at its end.
+        mutating func next() -> UInt8? {
+            while index < bytes.count {
+                let byte = bytes[index]
+                index += 1
+                if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                    if inNumber { continue }
+                    inNumber = true
+                    return UInt8(ascii: "#")
+                }
+                if inNumber && (byte == UInt8(ascii: ",") || byte == UInt8(ascii: ".")) { continue }
+                inNumber = false
+                return byte
+            }
+            return nil
+        }
+    }
+
+    /// Runs `body` with a cursor over `sentence`'s key.
+    static func withKeyCursor<R>(_ sentence: String, _ body: (inout KeyCursor) -> R) -> R {
+        var sentence = sentence  // withUTF8 is mutating: it may make a bridged string native
+        return sentence.withUTF8 { bytes in
+            var cursor = KeyCursor(bytes: bytes)
+            return body(&cursor)
+        }
+    }
+
+    /// A sentence compared and hashed by its `key(_:)`, never built: a deck asks for a few
+    /// dozen, and building each key (as a `String`, then as bytes) was a tenth of a deck's
+    /// cost. Equal exactly when the keys are (compared byte by byte when the digests agree);
+    /// hashed by a 64-bit FNV-1a of the key's bytes.
     struct SentenceKey: Hashable {
-        let bytes: [UInt8]
+        let sentence: String
         let digest: UInt64
 
         init(_ sentence: String) {
-            bytes = ExplanationVariety.keyBytes(sentence)
-            var digest: UInt64 = 0xcbf29ce484222325
-            for byte in bytes { digest = (digest ^ UInt64(byte)) &* 0x100000001b3 }
-            self.digest = digest
+            self.sentence = sentence
+            digest = ExplanationVariety.withKeyCursor(sentence) { cursor in
+                var digest: UInt64 = 0xcbf29ce484222325
+                while let byte = cursor.next() { digest = (digest ^ UInt64(byte)) &* 0x100000001b3 }
+                return digest
+            }
         }
 
-        static func == (a: SentenceKey, b: SentenceKey) -> Bool { a.digest == b.digest && a.bytes == b.bytes }
+        static func == (a: SentenceKey, b: SentenceKey) -> Bool {
+            guard a.digest == b.digest else { return false }
+            return ExplanationVariety.withKeyCursor(a.sentence) { x in
+                ExplanationVariety.withKeyCursor(b.sentence) { y in
+                    while true {
+                        let p = x.next()
+                        guard p == y.next() else { return false }
+                        if p == nil { return true }
+                    }
+                }
+            }
+        }
 
         func hash(into hasher: inout Hasher) { hasher.combine(digest) }
     }

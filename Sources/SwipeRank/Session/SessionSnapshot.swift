@@ -425,6 +425,7 @@ extension SwipeEngine {
                 guard session.served[index].action == nil else { throw invalid(field, "card \(swipe.cardID) is swiped twice") }
                 session.served[index].action = swipe.action
                 session.swipes[swipe.swipeID] = swipe
+                if swipe.action == .like { session.likedRows.insert(row) }
             }
             session.totalSwipes = checkpoint.swipes.count
             if let last = checkpoint.lastFeedbackSwipe {

@@ -24,12 +24,7 @@ struct CollaborativeReasons {
         guard let terms, let factors = session.engine.factors, session.collaborative != nil else { return nil }
         self.terms = terms
         typical = raw.reduce(0, +) / Float(max(1, raw.count))
-        let catalog = session.engine.matcher.catalog
-        var liked = Set<Int>()
-        for swipe in session.swipes.values where swipe.action == .like {
-            if let row = catalog.row(of: swipe.cardID) { liked.insert(row) }
-        }
-        let rows = liked.sorted()
+        let rows = session.likedRows.sorted()
         likedRows = rows
         let (f, n, whitened) = (factors.dimension, rows.count, factors.whitened)
         var columns = [Double](repeating: 0, count: f * n)

@@ -87,6 +87,10 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// later either.
     var judgedRows: Set<Int> = []
     var swipes: [String: Swipe] = [:]
+    /// The catalog rows of the liked swipes (served or judged), kept as they are recorded: the
+    /// collaborative reason reads them every deck, and walking `swipes` for them hashed every
+    /// card id each time.
+    var likedRows: Set<Int> = []
     var bandServed = [0, 0, 0]
     /// Whether each of the engine's regions has been shown (discovery novelty bonus).
     var regionShown: [Bool]
@@ -466,6 +470,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         }
         engine.observeFactors(&collaborative, row: row, liked: swipe.action == .like)
         swipes[swipe.swipeID] = swipe
+        if swipe.action == .like { likedRows.insert(row) }
         served[index].action = swipe.action
         totalSwipes += 1
         events.append(.swipe(swipe))
@@ -540,6 +545,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         }
         engine.observeFactors(&collaborative, row: row, liked: swipe.action == .like)
         swipes[swipe.swipeID] = swipe
+        if swipe.action == .like { likedRows.insert(row) }
         if servedIndexByRow[row] == nil {
             judgedRows.insert(row)
         }
