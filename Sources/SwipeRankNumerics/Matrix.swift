@@ -134,4 +134,25 @@ extension Matrix {
             count = rows.count * stride
         }
     }
+
+    /// Rows of the matrix as the columns of a `columns × rows.count` row-major `Double` matrix:
+    /// entry (j, i) is `self[rows[i], j]`. What `columnDotsInOrder` reads: a student's liked
+    /// items' factors side by side.
+    ///
+    /// - Parameter rows: Row indices, each in `0..<self.rows`.
+    /// - Returns: `columns × rows.count` values.
+    /// - Complexity: O(rows.count × columns).
+    public func rowsAsDoubleColumns(_ rows: [Int]) -> [Double] {
+        for row in rows { precondition(row >= 0 && row < self.rows, "rowsAsDoubleColumns: row \(row) is not in the matrix") }
+        let f = columns, n = rows.count
+        return [Double](unsafeUninitializedCapacity: f * n) { target, count in
+            storage.withUnsafeBufferPointer { source in
+                for (i, row) in rows.enumerated() {
+                    let from = row &* f
+                    for j in 0..<f { target.initializeElement(at: j &* n &+ i, to: Double(source[from &+ j])) }
+                }
+            }
+            count = f * n
+        }
+    }
 }

@@ -6,6 +6,21 @@ struct OrderedKernelTests {
     /// Every kernel this CPU runs (the AVX one only where it exists; CI's machines do).
     static let kernels: [NumericsKernel] = NumericsKernel.hasVector ? [.portable, .vector] : [.portable]
 
+    @Test("rows as Double columns: entry (j, i) is row i's value j (random rows, repeats, none)")
+    func rowsAsColumns() {
+        var rng = SplitMix64(seed: 49)
+        for trial in 0..<30 {
+            let rows = Int(rng.next() % 20) + 1, f = Int(rng.next() % 9) + 1
+            let m = Matrix(rows: rows, columns: f, elements: (0..<rows * f).map { _ in Float.random(in: -3...3, using: &rng) })
+            let picked = (0..<(trial == 0 ? 0 : Int(rng.next() % 12))).map { _ in Int(rng.next() % UInt64(rows)) }
+            let columns = m.rowsAsDoubleColumns(picked)
+            #expect(columns.count == f * picked.count)
+            for (i, row) in picked.enumerated() {
+                for j in 0..<f { #expect(columns[j * picked.count + i] == Double(m[row, j]), "trial \(trial)") }
+            }
+        }
+    }
+
     @Test("catalog scores equal a row-by-row loop with zero weights skipped, bit for bit, on both kernels (200 seeded shapes)")
     func transposedProducts() {
         var rng = SplitMix64(seed: 48)

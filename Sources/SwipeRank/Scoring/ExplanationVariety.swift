@@ -66,37 +66,37 @@ public enum ExplanationVariety {
         }
     }
 
-    /// A sentence compared and hashed by its `key(_:)`, never built: a deck asks for a few
-    /// dozen, and building each key (as a `String`, then as bytes) was a tenth of a deck's
-    /// cost. Equal exactly when the keys are (compared byte by byte when the digests agree);
-    /// hashed by a 64-bit FNV-1a of the key's bytes.
+    /// A sentence compared and hashed by a 64-bit FNV-1a digest of its `key(_:)` bytes, the key
+    /// never built: a deck asks for a few dozen, and building each key (as a `String`, then as
+    /// bytes) and comparing them was a tenth of a deck's cost. Two different keys share a digest
+    /// with probability about 2⁻⁶⁴ per pair (a deck compares a few thousand pairs), and the cost
+    /// of that would be one varied reason dropped.
     struct SentenceKey: Hashable {
-        let sentence: String
         let digest: UInt64
 
         init(_ sentence: String) {
-            self.sentence = sentence
-            digest = ExplanationVariety.withKeyCursor(sentence) { cursor in
+            // The cursor's rule as one plain loop over the bytes (this runs for every candidate
+            // sentence of a deck).
+            var sentence = sentence
+            digest = sentence.withUTF8 { bytes in
                 var digest: UInt64 = 0xcbf29ce484222325
-                while let byte = cursor.next() { digest = (digest ^ UInt64(byte)) &* 0x100000001b3 }
+                var inNumber = false
+                for byte in bytes {
+                    let isDigit = byte &- UInt8(ascii: "0") < 10
+                    if isDigit {
+                        if inNumber { continue }
+                        inNumber = true
+                        digest = (digest ^ UInt64(UInt8(ascii: "#"))) &* 0x100000001b3
+                    } else if inNumber && (byte == UInt8(ascii: ",") || byte == UInt8(ascii: ".")) {
+                        continue
+                    } else {
+                        inNumber = false
+                        digest = (digest ^ UInt64(byte)) &* 0x100000001b3
+                    }
+                }
                 return digest
             }
         }
-
-        static func == (a: SentenceKey, b: SentenceKey) -> Bool {
-            guard a.digest == b.digest else { return false }
-            return ExplanationVariety.withKeyCursor(a.sentence) { x in
-                ExplanationVariety.withKeyCursor(b.sentence) { y in
-                    while true {
-                        let p = x.next()
-                        guard p == y.next() else { return false }
-                        if p == nil { return true }
-                    }
-                }
-            }
-        }
-
-        func hash(into hasher: inout Hasher) { hasher.combine(digest) }
     }
 
     /// The reasons each card of a deck shows.

@@ -26,12 +26,7 @@ struct CollaborativeReasons {
         typical = raw.reduce(0, +) / Float(max(1, raw.count))
         let rows = session.likedRows.sorted()
         likedRows = rows
-        let (f, n, whitened) = (factors.dimension, rows.count, factors.whitened)
-        var columns = [Double](repeating: 0, count: f * n)
-        for (i, row) in rows.enumerated() {
-            for j in 0..<f { columns[j * n + i] = Double(whitened[row, j]) }
-        }
-        likedColumns = columns
+        likedColumns = factors.whitened.rowsAsDoubleColumns(rows)
     }
 
     /// The sentence for a card, or nil.
