@@ -96,7 +96,7 @@ import Testing
             try Self.same(v.learningState(), "learning state", i)
             try Self.same(SwipeResponse(swipeID: v.string(), outcome: v.bool() ? "recorded" : "duplicate",
                                         learningState: v.learningState(), totalSwipes: v.int(100), feedback: try v.feedback(), organic: v.bool()), "swipe", i)
-            try Self.same(SwipeRequest(swipeID: v.string(), schoolID: v.string(), action: v.bool() ? .like : .dislike,
+            try Self.same(SwipeRequest(swipeID: v.string(), itemID: v.string(), action: v.bool() ? .like : .dislike,
                                        timestamp: Int64(v.rng.next() % UInt64(SwipeRequest.maxTimestamp + 1))), "swipe request", i)
             try Self.same(v.served(), "served payload", i)
             try Self.same(LearningStateResponse(learningState: v.learningState(), totalSwipes: v.int(99), servedCards: v.int(999),

@@ -144,7 +144,7 @@ struct PlainSwipeBodyTests {
             var pairs = [("swipe_id", "\"\(id)\""), ("school_id", "\"\(school)\""), ("action", "\"\(action)\""), ("timestamp", "\(timestamp)")]
             pairs.shuffle(using: &rng)
             let plain = "\(w()){" + pairs.map { "\(w())\"\($0.0)\"\(w()):\(w())\($0.1)\(w())" }.joined(separator: ",") + "}\(w())"
-            let expected = SwipeRequest(swipeID: id, schoolID: school, action: action == "like" ? .like : .dislike, timestamp: timestamp)
+            let expected = SwipeRequest(swipeID: id, itemID: school, action: action == "like" ? .like : .dislike, timestamp: timestamp)
             #expect(SwipeRequest.plain(Data(plain.utf8)) == expected, "seed \(seed): \(plain)")
             #expect(Self.slow(Data(plain.utf8)) == expected, "seed \(seed): \(plain)")
             // Near misses: each change below either leaves the body plain or makes it something

@@ -48,7 +48,7 @@ extension MinimalCard: JSONWritable {
         w.bool(isProbe)
         if vocabulary != .school {
             w.raw(Array(",\"\(vocabulary.itemID)\":".utf8))  // "item_id" sorts before "match_score"
-            w.string(schoolID)
+            w.string(itemID)
         }
         w.raw(",\"match_score\":")
         try w.number(matchScore)
@@ -60,7 +60,7 @@ extension MinimalCard: JSONWritable {
         }
         if vocabulary == .school {
             w.raw(",\"school_id\":")
-            w.string(schoolID)
+            w.string(itemID)
         }
         w.raw("}")
     }
@@ -157,7 +157,7 @@ extension SwipeRequest: JSONWritable {
         w.raw("{\"action\":")
         w.string(action.rawValue)
         w.raw(",\"school_id\":")
-        w.string(schoolID)
+        w.string(itemID)
         w.raw(",\"swipe_id\":")
         w.string(swipeID)
         w.raw(",\"timestamp\":")

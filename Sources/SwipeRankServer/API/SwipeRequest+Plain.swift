@@ -26,14 +26,14 @@ private struct PlainReader {
     var at = 0
 
     mutating func swipe() -> SwipeRequest? {
-        var swipeID: String?, schoolID: String?, action: SwipeAction?, timestamp: Int64?
+        var swipeID: String?, itemID: String?, action: SwipeAction?, timestamp: Int64?
         guard take(UInt8(ascii: "{")) else { return nil }
         for i in 0..<4 {
             if i > 0 { guard take(UInt8(ascii: ",")) else { return nil } }
             guard let key = string(), take(UInt8(ascii: ":")) else { return nil }
             switch key {
             case "swipe_id" where swipeID == nil: swipeID = string()
-            case "school_id" where schoolID == nil, "item_id" where schoolID == nil: schoolID = string()
+            case "school_id" where itemID == nil, "item_id" where itemID == nil: itemID = string()
             case "action" where action == nil:
                 switch string() {
                 case "like": action = .like
@@ -46,9 +46,9 @@ private struct PlainReader {
         }
         guard take(UInt8(ascii: "}")) else { return nil }
         skipWhitespace()
-        guard at == bytes.count, let swipeID, let schoolID, let action, let timestamp,
+        guard at == bytes.count, let swipeID, let itemID, let action, let timestamp,
               timestamp <= SwipeRequest.maxTimestamp else { return nil }
-        return SwipeRequest(swipeID: swipeID, schoolID: schoolID, action: action, timestamp: timestamp)
+        return SwipeRequest(swipeID: swipeID, itemID: itemID, action: action, timestamp: timestamp)
     }
 
     mutating func skipWhitespace() {

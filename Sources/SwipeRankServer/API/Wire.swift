@@ -63,24 +63,26 @@ enum ClientID {
 /// `POST /student/swipe` and each entry of `POST /student/sync`.
 struct SwipeRequest: Codable, Hashable, Sendable {
     var swipeID: String
-    var schoolID: String
+    /// The swiped item: `school_id` on the wire (the app contract's name, kept for every
+    /// catalog so stored events and digests stay as they were), `item_id` accepted for it.
+    var itemID: String
     var action: SwipeAction
     var timestamp: Int64
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case swipeID = "swipe_id", schoolID = "school_id", action, timestamp
+        case swipeID = "swipe_id", itemID = "school_id", action, timestamp
     }
 
     /// What a request may say: `item_id` is the generic name of `school_id`.
     private enum DecodingKeys: String, CodingKey, CaseIterable {
-        case swipeID = "swipe_id", schoolID = "school_id", itemID = "item_id", action, timestamp
+        case swipeID = "swipe_id", schoolAlias = "school_id", itemID = "item_id", action, timestamp
     }
 
     init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(DecodingKeys.self)
         let c = try decoder.container(keyedBy: DecodingKeys.self)
         swipeID = try c.decode(String.self, forKey: .swipeID)
-        schoolID = try itemID(c, school: .schoolID, item: .itemID)
+        itemID = try decodeItemID(c, school: .schoolAlias, item: .itemID)
         action = try c.decode(SwipeAction.self, forKey: .action)
         timestamp = try c.decode(Int64.self, forKey: .timestamp)
         try Self.checkTimestamp(timestamp, key: DecodingKeys.timestamp, decoder: decoder)
@@ -96,14 +98,14 @@ struct SwipeRequest: Codable, Hashable, Sendable {
         }
     }
 
-    init(swipeID: String, schoolID: String, action: SwipeAction, timestamp: Int64) {
+    init(swipeID: String, itemID: String, action: SwipeAction, timestamp: Int64) {
         self.swipeID = swipeID
-        self.schoolID = schoolID
+        self.itemID = itemID
         self.action = action
         self.timestamp = timestamp
     }
 
-    var swipe: Swipe { Swipe(swipeID: swipeID, cardID: schoolID, action: action, timestamp: timestamp) }
+    var swipe: Swipe { Swipe(swipeID: swipeID, cardID: itemID, action: action, timestamp: timestamp) }
 
     /// Canonical bytes: a retry is "the same body" when these match.
     var digest: String {
@@ -125,16 +127,16 @@ struct SyncRequest: Codable, Sendable {
 
 /// `POST /student/feedback`.
 struct FeedbackRequest: Codable, Sendable {
-    var schoolID: String
+    var itemID: String
     var options: [FeedbackOption]
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case schoolID = "school_id", options }
-    private enum DecodingKeys: String, CodingKey, CaseIterable { case schoolID = "school_id", itemID = "item_id", options }
+    enum CodingKeys: String, CodingKey, CaseIterable { case itemID = "school_id", options }
+    private enum DecodingKeys: String, CodingKey, CaseIterable { case schoolAlias = "school_id", itemID = "item_id", options }
 
     init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(DecodingKeys.self)
         let c = try decoder.container(keyedBy: DecodingKeys.self)
-        schoolID = try itemID(c, school: .schoolID, item: .itemID)
+        itemID = try decodeItemID(c, school: .schoolAlias, item: .itemID)
         // Codes (`too_expensive`), or the English labels older clients and stored events hold.
         var list = try c.nestedUnkeyedContainer(forKey: .options)
         var options: [FeedbackOption] = []
@@ -181,7 +183,7 @@ struct FeedbackPromptWire: Encodable, Sendable {
 }
 
 /// The item a request names: `item_id` or its alias `school_id`, exactly one of them.
-func itemID<K: CodingKey>(_ c: KeyedDecodingContainer<K>, school: K, item: K) throws -> String {
+func decodeItemID<K: CodingKey>(_ c: KeyedDecodingContainer<K>, school: K, item: K) throws -> String {
     switch (c.contains(school), c.contains(item)) {
     case (true, false): return try c.decode(String.self, forKey: school)
     case (false, true): return try c.decode(String.self, forKey: item)
@@ -317,7 +319,7 @@ struct AnyKey: CodingKey {
 
 /// A card as `fields=minimal` sends it.
 struct MinimalCard: Encodable {
-    var schoolID: String
+    var itemID: String
     var name: String
     var matchScore: Double
     var grade: Grade
@@ -327,7 +329,7 @@ struct MinimalCard: Encodable {
     var vocabulary: ItemVocabulary = .school
 
     init(_ card: Recommendation, position: Int?, vocabulary: ItemVocabulary = .school) {
-        schoolID = card.item.id
+        itemID = card.item.id
         name = card.item.name
         matchScore = card.matchScore
         grade = card.grade
@@ -338,7 +340,7 @@ struct MinimalCard: Encodable {
 
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: AnyKey.self)
-        try c.encode(schoolID, forKey: AnyKey(vocabulary.itemID))
+        try c.encode(itemID, forKey: AnyKey(vocabulary.itemID))
         try c.encode(name, forKey: AnyKey("name"))
         try c.encode(matchScore, forKey: AnyKey("match_score"))
         try c.encode(grade, forKey: AnyKey("grade"))

@@ -96,7 +96,7 @@ struct StudentController<M: ServableMatcher>: Sendable {
                 let id = try context.parameters.require("id")
                 let body = try await request.jsonBody(context: context, required: false)
                 let save = try body.map { data throws(APIError) in try WireJSON.decode(SaveRequest.self, from: data, what: "body", maxBytes: 4 << 10) }
-                let result = try await service.save(try context.student, schoolID: id, timestamp: save?.timestamp)
+                let result = try await service.save(try context.student, itemID: id, timestamp: save?.timestamp)
                 return .json(result.body, status: result.replayed ? .ok : .created, cache: CachePolicy.neverStore,
                              extra: result.replayed ? [.idempotentReplayed: "true"] : [:])
             }
@@ -108,7 +108,7 @@ struct StudentController<M: ServableMatcher>: Sendable {
         for path in ["schools/:id", "items/:id"] {
             route(.get, path) { request, context in
                 let id = try context.parameters.require("id")
-                return .json(try await service.school(try context.student, schoolID: id, fields: try request.fieldsQuery()),
+                return .json(try await service.school(try context.student, itemID: id, fields: try request.fieldsQuery()),
                              cache: CachePolicy.privateData)
             }
         }

@@ -44,7 +44,7 @@ public struct ExperimentStudent: Sendable, Hashable {
                     for card in deck.cards { served[card.cardID] = (card.isProbe, card.propensity) }
                 case .swipe:
                     guard let swipe = try? decoder.decode(SwipeRequest.self, from: event.payload) else { continue }
-                    let card = served[swipe.schoolID]
+                    let card = served[swipe.itemID]
                     student.swipes.append(Swipe(liked: swipe.action == .like, isProbe: card?.probe ?? false, propensity: card?.propensity))
                 default:
                     if student.swipesBeforeFirstSave == nil { student.swipesBeforeFirstSave = student.swipes.count }

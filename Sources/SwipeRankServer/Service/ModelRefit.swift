@@ -132,14 +132,14 @@ public struct LoggedSwipes: Sendable {
                 case .served:
                     if let deck = try? decoder.decode(ServedPayload.self, from: event.payload) { served += deck.cards.map(\.cardID) }
                 case .swipe:
-                    guard let swipe = try? decoder.decode(SwipeRequest.self, from: event.payload), itemIDs.contains(swipe.schoolID) else { continue }
-                    answered.insert(swipe.schoolID)
-                    log.judgements.append(Judgement(studentID: id, itemID: swipe.schoolID, liked: swipe.action == .like,
+                    guard let swipe = try? decoder.decode(SwipeRequest.self, from: event.payload), itemIDs.contains(swipe.itemID) else { continue }
+                    answered.insert(swipe.itemID)
+                    log.judgements.append(Judgement(studentID: id, itemID: swipe.itemID, liked: swipe.action == .like,
                                                     timestamp: swipe.timestamp))
                 default:
-                    guard let save = try? decoder.decode(SavePayload.self, from: event.payload), itemIDs.contains(save.schoolID) else { continue }
-                    answered.insert(save.schoolID)
-                    log.judgements.append(Judgement(studentID: id, itemID: save.schoolID, liked: true, timestamp: save.timestamp))
+                    guard let save = try? decoder.decode(SavePayload.self, from: event.payload), itemIDs.contains(save.itemID) else { continue }
+                    answered.insert(save.itemID)
+                    log.judgements.append(Judgement(studentID: id, itemID: save.itemID, liked: true, timestamp: save.timestamp))
                 }
             }
             var seen = Set<String>()

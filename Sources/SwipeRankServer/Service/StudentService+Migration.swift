@@ -134,7 +134,7 @@ extension StudentService {
             try migration.swipe(try JSONDecoder().decode(SwipeRequest.self, from: event.payload).swipe)
         case .feedback:
             let answer = try JSONDecoder().decode(FeedbackPayload.self, from: event.payload)
-            migration.feedback(cardID: answer.schoolID, options: answer.options)
+            migration.feedback(cardID: answer.itemID, options: answer.options)
         case .save:
             try migration.judgement(try JSONDecoder().decode(SavePayload.self, from: event.payload).judgement, weight: options.saveWeight)
         default:

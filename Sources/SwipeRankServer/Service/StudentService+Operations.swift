@@ -185,15 +185,15 @@ extension StudentService {
     func feedback(_ studentID: String, _ request: FeedbackRequest) async throws -> Data {
         try await withStudent(studentID) { live in
             do {
-                try live.session.submitFeedback(cardID: request.schoolID, options: request.options)
+                try live.session.submitFeedback(cardID: request.itemID, options: request.options)
             } catch let error as SwipeError {
-                if error.kind == SwipeError.Kind.invalidFeedback, live.session.engine.matcher.catalog.row(of: request.schoolID) != nil,
+                if error.kind == SwipeError.Kind.invalidFeedback, live.session.engine.matcher.catalog.row(of: request.itemID) != nil,
                    error.message.contains("was not offered") {
                     throw APIError.validation(error.message, field: "options")
                 }
                 throw Self.apiError(error, field: "school_id")
             }
-            let payload = FeedbackPayload(schoolID: request.schoolID, options: request.options)
+            let payload = FeedbackPayload(itemID: request.itemID, options: request.options)
             let event = StoredEvent(kind: .feedback, payload: try WireJSON.encode(payload), createdAt: options.clock())
             return ([event], StudentUpdate(), try WireJSON.encode(learningStateBody(live.session)))
         }
@@ -201,21 +201,21 @@ extension StudentService {
 
     /// Saves a school: a strong like the model learns from (once per school: saving again
     /// returns the first answer).
-    func save(_ studentID: String, schoolID: String, timestamp: Int64?) async throws -> WriteResult {
+    func save(_ studentID: String, itemID: String, timestamp: Int64?) async throws -> WriteResult {
         try await withStudent(studentID) { live in
-            if let prior = try await storeCall({ try await self.store.event(of: studentID, kind: .save, clientID: schoolID) }) {
+            if let prior = try await storeCall({ try await self.store.event(of: studentID, kind: .save, clientID: itemID) }) {
                 return ([], StudentUpdate(), WriteResult(body: prior.response ?? Data("{}".utf8), replayed: true))
             }
-            let payload = SavePayload(schoolID: schoolID, timestamp: timestamp ?? options.clock())
+            let payload = SavePayload(itemID: itemID, timestamp: timestamp ?? options.clock())
             let result: SwipeResult
             do {
                 result = try live.session.recordJudgement(payload.judgement, weight: options.saveWeight)
             } catch let error as SwipeError {
                 throw Self.apiError(error, field: "id")
             }
-            let body = try WireJSON.encode(SaveBody(schoolID: schoolID, saved: true, learningState: result.learningState,
+            let body = try WireJSON.encode(SaveBody(itemID: itemID, saved: true, learningState: result.learningState,
                                                 totalSwipes: result.totalSwipes, vocabulary: M.vocabulary))
-            let event = StoredEvent(kind: .save, clientID: schoolID, requestDigest: schoolID, payload: try WireJSON.encode(payload),
+            let event = StoredEvent(kind: .save, clientID: itemID, requestDigest: itemID, payload: try WireJSON.encode(payload),
                                     response: body, createdAt: options.clock())
             return ([event], StudentUpdate(), WriteResult(body: body, replayed: false))
         }
@@ -225,7 +225,7 @@ extension StudentService {
     func saved(_ studentID: String, fields: CardFields) async throws -> Data {
         try await withStudent(studentID) { live in
             let saves = try await allEvents(studentID, after: 0, through: live.record.version, kinds: [.save])
-            let cards = try cards(for: saves.reversed().map { try JSONDecoder().decode(SavePayload.self, from: $0.payload).schoolID },
+            let cards = try cards(for: saves.reversed().map { try JSONDecoder().decode(SavePayload.self, from: $0.payload).itemID },
                                   session: live.session)
             return ([], StudentUpdate(), try WireJSON.encode(SavedBody(saved: CardList(cards.map { ($0, nil) }, fields: fields, compressed: false, summaries: summaryJSON, vocabulary: M.vocabulary),
                                                                   count: cards.count)))
@@ -233,10 +233,10 @@ extension StudentService {
     }
 
     /// One school with this student's match score.
-    func school(_ studentID: String, schoolID: String, fields: CardFields) async throws -> Data {
+    func school(_ studentID: String, itemID: String, fields: CardFields) async throws -> Data {
         try await withStudent(studentID) { live in
-            guard let card = try cards(for: [schoolID], session: live.session).first else {
-                throw APIError.notFound("no \(M.vocabulary.item) \"\(schoolID.prefix(64))\"", details: ["resource": .string(M.vocabulary.item)])
+            guard let card = try cards(for: [itemID], session: live.session).first else {
+                throw APIError.notFound("no \(M.vocabulary.item) \"\(itemID.prefix(64))\"", details: ["resource": .string(M.vocabulary.item)])
             }
             return ([], StudentUpdate(), try WireJSON.encode(CardList([(card, nil)], fields: fields, compressed: false, summaries: summaryJSON, vocabulary: M.vocabulary).single))
         }
@@ -370,7 +370,7 @@ struct SyncBody: Encodable {
 
 /// A response body.
 struct SaveBody: Encodable {
-    var schoolID: String
+    var itemID: String
     var saved: Bool
     var learningState: LearningState
     var totalSwipes: Int
@@ -379,7 +379,7 @@ struct SaveBody: Encodable {
 
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: AnyKey.self)
-        try c.encode(schoolID, forKey: AnyKey(vocabulary.itemID))
+        try c.encode(itemID, forKey: AnyKey(vocabulary.itemID))
         try c.encode(saved, forKey: AnyKey("saved"))
         try c.encode(learningState, forKey: AnyKey("learning_state"))
         try c.encode(totalSwipes, forKey: AnyKey("total_swipes"))

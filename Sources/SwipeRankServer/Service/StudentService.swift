@@ -369,7 +369,7 @@ final class StudentService<M: ServableMatcher>: Sendable {
             }
         case .feedback:
             let answer = try JSONDecoder().decode(FeedbackPayload.self, from: event.payload)
-            try session.submitFeedback(cardID: answer.schoolID, options: answer.options)
+            try session.submitFeedback(cardID: answer.itemID, options: answer.options)
         case .save:
             let save = try JSONDecoder().decode(SavePayload.self, from: event.payload)
             guard try session.recordJudgement(save.judgement, weight: options.saveWeight).outcome == .recorded else {
@@ -474,19 +474,19 @@ struct ServedPayload: Codable, Sendable {
 
 /// The payload of a `feedback` event.
 struct FeedbackPayload: Codable, Sendable {
-    var schoolID: String
+    var itemID: String
     var options: [FeedbackOption]
 
-    enum CodingKeys: String, CodingKey { case schoolID = "school_id", options }
+    enum CodingKeys: String, CodingKey { case itemID = "school_id", options }
 }
 
 /// The payload of a `save` event.
 struct SavePayload: Codable, Sendable {
-    var schoolID: String
+    var itemID: String
     var timestamp: Int64
 
-    enum CodingKeys: String, CodingKey { case schoolID = "school_id", timestamp }
+    enum CodingKeys: String, CodingKey { case itemID = "school_id", timestamp }
 
     /// The engine's view: a like on the card, with an id no client id can take.
-    var judgement: Swipe { Swipe(swipeID: "/save/\(schoolID)", cardID: schoolID, action: .like, timestamp: timestamp) }
+    var judgement: Swipe { Swipe(swipeID: "/save/\(itemID)", cardID: itemID, action: .like, timestamp: timestamp) }
 }
