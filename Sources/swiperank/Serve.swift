@@ -120,6 +120,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "With --refit-every: the fewest logged swipes worth a fit (env SWIPERANK_REFIT_MIN_SWIPES; default 100).")
     var refitMinSwipes: Int?
 
+    @Option(help: "With --refit-every: on to fit the population prior too, from the same log and the students' stored profiles (env SWIPERANK_REFIT_PRIOR; default off). Stored and installed like the model: new students start from it, stored ones are migrated to it (their swipes learned again) on their next request and by the migration sweep. A fit that fails leaves both models serving.")
+    var refitPrior: String?
+
     @Option(help: "With --refit-every: α°, the confidence of a card served and never answered (0: as if never served; env SWIPERANK_REFIT_SHOWN_CONFIDENCE; default 1).")
     var refitShownConfidence: Double?
 
@@ -241,9 +244,15 @@ struct Serve: AsyncParsableCommand {
                                                             ?? Self.double(env["SWIPERANK_REFIT_SHOWN_CONFIDENCE"], "SWIPERANK_REFIT_SHOWN_CONFIDENCE") ?? 1,
                                                         reactionBoost: reactionBoost, dwellBoost: dwellBoost))
             refit.readsSignals = reactionBoost > 0 || dwellBoost > 0
+            let priorName = refitPrior ?? env["SWIPERANK_REFIT_PRIOR"] ?? "off"
+            guard ["on", "off"].contains(priorName) else { throw ValidationError("--refit-prior must be on or off, got \(priorName)") }
+            if priorName == "on" { refit.prior = LogPriorFitter() }
             refit.minimumSwipes = try refitMinSwipes ?? Self.int(env["SWIPERANK_REFIT_MIN_SWIPES"], "SWIPERANK_REFIT_MIN_SWIPES") ?? refit.minimumSwipes
             guard refit.minimumSwipes >= 1 else { throw ValidationError("--refit-min-swipes must be at least 1") }
             config.refit = refit
+        }
+        if config.refit == nil, let prior = refitPrior ?? env["SWIPERANK_REFIT_PRIOR"], prior != "off" {
+            throw ValidationError("--refit-prior \(prior.prefix(16)) needs --refit-every (the prior is refitted on the model's schedule)")
         }
         let levelName = logLevel ?? env["SWIPERANK_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelName) else { throw ValidationError("unknown log level \(levelName)") }
@@ -378,6 +387,19 @@ struct Serve: AsyncParsableCommand {
             return try FactorFit.fit(catalog: context.catalog, interactions: log.interactions, shown: log.shownPairs, signals: log.signals,
                                      options: options, weight: context.current?.weight ?? 16 * context.scale)
         }
+    }
+}
+
+/// `serve --refit-prior on`: the population prior fitted from the service's own log as
+/// `swiperank fit-prior` fits one from a CSV (exposure weight 0: the engine chose what each
+/// student saw, so how often an item was shown says nothing of its appeal).
+struct LogPriorFitter: PopulationPriorFitter {
+    /// The item effects' shrinkage, in swipes (`fit-prior --item-precision`).
+    var itemPrecision = 5.0
+
+    func fit<M: ServableMatcher>(_ input: PriorFitInput<M>) throws -> PopulationPrior {
+        try PopulationFit.fit(engine: input.engine, students: input.students.map { DatasetStudent(id: $0.id, profile: $0.profile) },
+                              interactions: input.log.interactions, itemPrecision: itemPrecision, exposureWeight: 0)
     }
 }
 

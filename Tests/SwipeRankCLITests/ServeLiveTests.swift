@@ -381,11 +381,17 @@ struct ExportLiveTests {
             let refused = try CLI.run(["serve", "--port", "0", "--database", dir.appendingPathComponent("bad.sqlite").path, "--refit-every", bad])
             #expect(refused.status != 0 && refused.stderr.contains("--refit-every"), "\(bad): \(refused.stderr)")
         }
+        // The prior is refitted on the model's schedule: alone, or with a value not on/off, refused.
+        for arguments in [["--refit-prior", "on"], ["--refit-every", "6h", "--refit-prior", "yes"]] {
+            let refused = try CLI.run(["serve", "--port", "0", "--database", dir.appendingPathComponent("bad.sqlite").path] + arguments)
+            #expect(refused.status != 0 && refused.stderr.contains("--refit-prior"), "\(arguments): \(refused.stderr)")
+        }
         let withFactors = try ServeLiveTests.Server(arguments: ["--database", dir.appendingPathComponent("factors.sqlite").path, "--factors", factors,
-                                                                "--refit-every", "6h"])
+                                                                "--refit-every", "6h", "--refit-prior", "on"])
         defer { withFactors.kill() }
         let (_, health) = try await ServeLiveTests.call(withFactors.port, "GET", "/health", token: token)
         #expect((health["refit"] as? [String: Any])?["model_version"] as? Int == 0, "\(health)")
+        #expect((health["refit"] as? [String: Any])?["prior_version"] == nil, "no prior refitted yet: \(health)")
         let fresh = try CLI.run(["token", "--student", "exp-c"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try await ServeLiveTests.call(withFactors.port, "PUT", "/student/profile", token: fresh, body: profile).0 == 201)
         for round in 0..<2 {

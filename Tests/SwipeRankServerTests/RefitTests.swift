@@ -297,4 +297,112 @@ struct RefitTests {
             #expect(Self.digest(partsA) == digest && Self.digest(partsB) == digest)
         }
     }
+
+    /// `--refit-prior on`'s fitter, recording what it was given; `fails` throws instead.
+    struct PriorFitFailed: Error {}
+
+    final class RecordingPriorFitter: PopulationPriorFitter {
+        let inputs = Mutex<[(students: [String], swipes: Int)]>([])
+        let fails: Bool
+
+        init(fails: Bool = false) { self.fails = fails }
+
+        func fit<M: ServableMatcher>(_ input: PriorFitInput<M>) throws -> PopulationPrior {
+            inputs.withLock { $0.append((input.students.map(\.id), input.log.judgements.count)) }
+            if fails { throw PriorFitFailed() }
+            return try PopulationFit.fit(engine: input.engine, students: input.students.map { DatasetStudent(id: $0.id, profile: $0.profile) },
+                                         interactions: input.log.judgements.map {
+                                             Interaction(studentID: $0.studentID, itemID: $0.itemID, action: $0.liked ? .like : .dislike,
+                                                         timestamp: $0.timestamp)
+                                         })
+        }
+    }
+
+    @Test("with the prior refit on, a refit also fits the population prior from the log and the stored profiles, stores and installs it; students carry over")
+    func priorRefit() async throws {
+        let store = MemoryStore()
+        let engine = try FactorRouteTests.engine(weight: 4)
+        #expect(engine.population == nil)
+        let fitter = RecordingPriorFitter()
+        var refit = Self.options(Seen())
+        refit.prior = fitter
+        let options = refit
+        try await Harness(store: store, engine: engine, configure: { $0.refit = options }).runWithParts { c, parts in
+            let refitter = try #require(parts.refitter)
+            let decks = try await Self.swipe(c)
+            // A student who answered nothing is not in the fit.
+            try await c.createStudent("quiet")
+            #expect(await refitter.refit() == .fitted(version: 1, swipes: 32))
+            let given = try #require(fitter.inputs.withLock { $0.last })
+            #expect(given.students == ["r0", "r1", "r2", "r3"] && given.swipes == 32)
+            // Stored, and equal to a fit of the same swipes from the profiles the students gave.
+            let stored = try #require(try await store.latestModel(kind: RefitOptions.priorKind))
+            #expect(stored.version == 1)
+            let prior = try PopulationPrior.decode(json: stored.data, source: "stored")
+            let profile = try SchoolMatcher.decodeProfile(json: Data(Fixtures.profile.utf8), source: "fixture")
+            var interactions: [Interaction] = []
+            for s in 0..<4 {
+                for (i, school) in decks["r\(s)"]!.prefix(8).enumerated() {
+                    interactions.append(Interaction(studentID: "r\(s)", itemID: school, action: i % 2 == 0 ? .like : .dislike, timestamp: Int64(i)))
+                }
+            }
+            let reference = try PopulationFit.fit(engine: engine, students: (0..<4).map { DatasetStudent(id: "r\($0)", profile: profile) },
+                                                  interactions: interactions)
+            #expect(prior.digest == reference.digest && prior.students == 4 && prior.swipes == 32)
+            // In service, beside the refitted factors; /health names both versions.
+            let serving = parts.generations.current.students.engine
+            #expect(serving.population?.digest == reference.digest)
+            #expect(serving.factors != nil && serving.factors?.digest != engine.factors?.digest)
+            let health = try await c.call(.get, "/health").json["refit"] as? [String: Any]
+            #expect(health?["model_version"] as? Int == 1 && health?["prior_version"] as? Int == 1)
+            // A new student starts from it: a first deck under the prior, not the plain cold start.
+            var plainSession = try engine.withFactors(serving.factors!.file).session(studentID: "n", profile: profile, seed: 1)
+            var priorSession = try serving.session(studentID: "n", profile: profile, seed: 1)
+            let plainFirst = plainSession.recommendations(count: 10).recommendations.map(\.matchScore)
+            let priorFirst = priorSession.recommendations(count: 10).recommendations.map(\.matchScore)
+            #expect(plainFirst != priorFirst)
+            // A student learned before it carries over (migrated: the swipes learned again).
+            let state = try await c.call(.get, "/student/learning-state", student: "r2")
+            #expect(state.status == .ok && state.json["total_swipes"] as? Int == 8, "\(String(decoding: state.body, as: UTF8.self))")
+            #expect(try await c.deck("r2", count: 2).count == 2)
+        }
+        // A restart installs both stored models before its first request.
+        try await Harness(store: store, engine: engine, configure: { $0.refit = Self.options(Seen()) }).runWithParts { c, parts in
+            let stored = try #require(try await store.latestModel(kind: RefitOptions.priorKind))
+            let restored = try PopulationPrior.decode(json: stored.data, source: "stored")
+            #expect(parts.generations.current.students.engine.population?.digest == restored.digest)
+            #expect(try await c.deck("r3", count: 2).count == 2)
+        }
+    }
+
+    @Test("a prior fit that fails stores neither model; a stored prior of another catalog is not installed")
+    func priorFailures() async throws {
+        let store = MemoryStore()
+        let engine = try FactorRouteTests.engine(weight: 4)
+        var failing = Self.options(Seen())
+        failing.prior = RecordingPriorFitter(fails: true)
+        let options = failing
+        try await Harness(store: store, engine: engine, configure: { $0.refit = options }).runWithParts { c, parts in
+            let refitter = try #require(parts.refitter)
+            _ = try await Self.swipe(c)
+            guard case .failed(let reason) = await refitter.refit() else { Issue.record("the prior fit throws: failed"); return }
+            #expect(reason.contains("PriorFitFailed"))
+            let (factorsStored, priorStored) = (try await store.latestModelVersion(kind: "factors"),
+                                                try await store.latestModelVersion(kind: RefitOptions.priorKind))
+            #expect(factorsStored == 0 && priorStored == 0, "a refit lands whole or not at all")
+            #expect(parts.generations.current.students.engine.factors?.digest == engine.factors?.digest)
+            #expect(parts.generations.current.students.engine.population == nil)
+            // Not a prior, then a prior of another catalog: neither installs, the deck still serves.
+            _ = try await store.putModel(kind: RefitOptions.priorKind, data: Data("{}".utf8), createdAt: 1)
+            #expect(await refitter.follow() == false)
+            let foreign = PopulationPrior(catalogFingerprint: "another", featureCount: 1, termNames: [], weightShift: [0], itemEffects: [0],
+                                          students: 1, swipes: 1, itemPrecision: 5)
+            _ = try await store.putModel(kind: RefitOptions.priorKind, data: foreign.jsonData(), createdAt: 2)
+            #expect(await refitter.follow() == false)
+            #expect(parts.generations.current.students.engine.population == nil)
+            #expect(try await c.deck("r0", count: 2).count == 2)
+            let health = try await c.call(.get, "/health").json["refit"] as? [String: Any]
+            #expect(health?["prior_version"] == nil)
+        }
+    }
 }

@@ -22,6 +22,12 @@ public struct RefitOptions: Sendable {
     /// (`LoggedSwipes.signals`): set when the fit weighs answers by them — otherwise every
     /// student's app events would be read for nothing.
     public var readsSignals = false
+    /// When set, each refit also fits the population prior (the cold start's shift and an
+    /// effect per item) from the same log and the students' stored profiles, stores it as kind
+    /// `priorKind` and installs it: new students start from it, and stored students move over
+    /// to it (their swipes learned again) on their next request or by the migration sweep.
+    /// Nil (the default): the prior stays the one the service started with.
+    public var prior: (any PopulationPriorFitter)?
     /// Fits a model from the log for the catalog in the context. Runs on a thread of its own,
     /// not the server's.
     public var fit: @Sendable (_ log: LoggedSwipes, _ context: RefitContext) throws -> FactorModelFile
@@ -211,12 +217,24 @@ final class GenerationInstaller<M: ServableMatcher>: Sendable {
         var file: FactorModelFile
     }
 
+    /// A stored population prior in service.
+    struct InstalledPrior: Sendable {
+        var version: Int
+        var prior: PopulationPrior
+    }
+
+    /// The stored models in service (nil: the one the engine was started with).
+    struct Models: Sendable {
+        var factors: Installed?
+        var prior: InstalledPrior?
+    }
+
     let generations: ServiceGenerations<M>
     let shared: SharedParts
     let manager: ManagerSlot<M>
     let experiment: Experiment<M>?
-    /// The stored model in service (nil: the one the engine was started with).
-    private let model = Mutex<Installed?>(nil)
+    /// The stored models in service: one lock, so installs happen one at a time.
+    private let models = Mutex(Models())
 
     init(generations: ServiceGenerations<M>, shared: SharedParts, manager: ManagerSlot<M>, experiment: Experiment<M>?) {
         self.experiment = experiment
@@ -226,14 +244,24 @@ final class GenerationInstaller<M: ServableMatcher>: Sendable {
     }
 
     /// The stored model version in service (0: none).
-    var modelVersion: Int { model.withLock { $0?.version ?? 0 } }
+    var modelVersion: Int { models.withLock { $0.factors?.version ?? 0 } }
+
+    /// The stored population prior in service (0: none; the start-up one serves).
+    var priorVersion: Int { models.withLock { $0.prior?.version ?? 0 } }
 
     /// A rebuilt catalog's engine, with the stored model in service on it.
     func installCatalog(_ engine: SwipeEngine<M>, sequence: Int) {
-        model.withLock { installed in
+        models.withLock { models in
             var built = engine
-            if let installed {
-                do { built = try engine.withFactors(installed.file) } catch {
+            if let installed = models.prior {
+                do { built = try built.withPopulation(installed.prior) } catch {
+                    // A catalog edit the prior was not fitted on: the start-up prior stays.
+                    shared.logger.error("the refitted population prior does not apply to the edited catalog; serving the start-up prior",
+                                        metadata: ["version": "\(installed.version)", "error": "\(error)"])
+                }
+            }
+            if let installed = models.factors {
+                do { built = try built.withFactors(installed.file) } catch {
                     // Another catalog's columns: the model cannot follow; the catalog's own stays.
                     shared.logger.error("the refitted model does not apply to the edited catalog; serving the start-up model",
                                         metadata: ["version": "\(installed.version)", "error": "\(error)"])
@@ -248,10 +276,25 @@ final class GenerationInstaller<M: ServableMatcher>: Sendable {
     ///
     /// - Throws: `DataError` when it does not apply (nothing changes).
     func installModel(_ file: FactorModelFile, version: Int) throws(DataError) {
-        try model.withLock { (installed: inout Installed?) throws(DataError) in
+        try models.withLock { (models: inout Models) throws(DataError) in
             let current = generations.current
             let engine = try current.students.engine.withFactors(file)
-            installed = Installed(version: version, file: file)
+            models.factors = Installed(version: version, file: file)
+            generations.swap(makeGeneration(engine: engine, sequence: current.catalogSequence, shared: shared,
+                                            catalog: { self.manager.value }, experiment: experiment))
+        }
+    }
+}
+
+extension GenerationInstaller {
+    /// A stored population prior on the current catalog (its factors kept).
+    ///
+    /// - Throws: `DataError` when it does not apply (nothing changes).
+    func installPrior(_ prior: PopulationPrior, version: Int) throws(DataError) {
+        try models.withLock { (models: inout Models) throws(DataError) in
+            let current = generations.current
+            let engine = try current.students.engine.withPopulation(prior)
+            models.prior = InstalledPrior(version: version, prior: prior)
             generations.swap(makeGeneration(engine: engine, sequence: current.catalogSequence, shared: shared,
                                             catalog: { self.manager.value }, experiment: experiment))
         }
@@ -277,8 +320,10 @@ enum RefitOutcome: Sendable, Equatable {
 final class RefitLedger: Sendable {
     struct State: Sendable, Encodable {
         var modelVersion = 0
+        /// The stored population prior in service (nil: none refitted).
+        var priorVersion: Int?
         var lastAttempt: Attempt?
-        enum CodingKeys: String, CodingKey { case modelVersion = "model_version", lastAttempt = "last_attempt" }
+        enum CodingKeys: String, CodingKey { case modelVersion = "model_version", priorVersion = "prior_version", lastAttempt = "last_attempt" }
     }
 
     struct Attempt: Sendable, Encodable {
@@ -293,6 +338,8 @@ final class RefitLedger: Sendable {
     var snapshot: State { state.withLock { $0 } }
 
     func installed(_ version: Int) { state.withLock { $0.modelVersion = version } }
+
+    func installedPrior(_ version: Int) { state.withLock { $0.priorVersion = version } }
 
     func attempted(_ outcome: RefitOutcome, at: Int64) {
         let attempt: Attempt
@@ -317,6 +364,8 @@ final class ModelRefitter<M: ServableMatcher>: Sendable {
     let clock: @Sendable () -> Int64
     /// A stored version that failed to install (not tried again).
     private let rejected = Mutex<Int>(0)
+    /// A stored prior version that failed to install (not tried again).
+    private let rejectedPrior = Mutex<Int>(0)
 
     init(installer: GenerationInstaller<M>, store: any ServiceStore, options: RefitOptions, ledger: RefitLedger, logger: Logger,
          clock: @escaping @Sendable () -> Int64) {
@@ -333,6 +382,37 @@ final class ModelRefitter<M: ServableMatcher>: Sendable {
     /// - Returns: Whether a model was installed.
     @discardableResult
     func follow() async -> Bool {
+        let factors = await followFactors()
+        let prior = await followPrior()
+        return factors || prior
+    }
+
+    /// Installs the newest stored population prior when it is newer than the one in service.
+    private func followPrior() async -> Bool {
+        do {
+            let newest = try await store.latestModelVersion(kind: RefitOptions.priorKind)
+            guard newest > installer.priorVersion, newest != rejectedPrior.withLock({ $0 }) else { return false }
+            guard let stored = try await store.latestModel(kind: RefitOptions.priorKind) else { return false }
+            do {
+                let prior = try PopulationPrior.decode(json: stored.data, source: "stored population prior \(stored.version)")
+                try installer.installPrior(prior, version: stored.version)
+                ledger.installedPrior(stored.version)
+                logger.info("refitted population prior installed", metadata: ["version": "\(stored.version)", "students": "\(prior.students)"])
+                return true
+            } catch {
+                rejectedPrior.withLock { $0 = stored.version }
+                logger.error("a stored population prior does not apply to this catalog; the current one keeps serving",
+                             metadata: ["version": "\(stored.version)", "error": "\(error)"])
+                return false
+            }
+        } catch {
+            logger.error("reading the stored population priors failed", metadata: ["error": "\(error)"])
+            return false
+        }
+    }
+
+    /// Installs the newest stored collaborative model when it is newer than the one in service.
+    private func followFactors() async -> Bool {
         do {
             let newest = try await store.latestModelVersion(kind: RefitOptions.kind)
             guard newest > installer.modelVersion, newest != rejected.withLock({ $0 }) else { return false }
@@ -390,14 +470,37 @@ final class ModelRefitter<M: ServableMatcher>: Sendable {
             guard log.judgements.count >= options.minimumSwipes else { return .tooFewSwipes(log.judgements.count) }
             let fit = options.fit
             let context = RefitContext(catalog: engine.matcher.catalog, current: engine.factors?.file, scale: engine.matcher.calibration.scale)
-            // A fit is seconds of BLAS: off the server's executor.
-            let file: FactorModelFile = try await withCheckedThrowingContinuation { continuation in
-                Thread.detachNewThread { continuation.resume(with: Result { try fit(log, context) }) }
+            var priorFit: (any PopulationPriorFitter, PriorFitInput<M>)?
+            if let fitter = options.prior {
+                let (input, skipped) = try await priorInput(log: log, engine: engine)
+                if skipped > 0 {
+                    logger.warning("students left out of the population prior's fit (erased, or a stored profile that no longer decodes)",
+                                   metadata: ["students": "\(skipped)"])
+                }
+                priorFit = (fitter, input)
             }
-            _ = try engine.withFactors(file)  // a model that does not apply is never stored
+            let priorJob = priorFit
+            // A fit is seconds of BLAS: off the server's executor. Both fits finish before
+            // anything is stored: a refit either lands whole or leaves the current models serving.
+            let (file, prior): (FactorModelFile, PopulationPrior?) = try await withCheckedThrowingContinuation { continuation in
+                Thread.detachNewThread {
+                    continuation.resume(with: Result {
+                        (try fit(log, context), try priorJob.map { fitter, input in try fitter.fit(input) })
+                    })
+                }
+            }
+            // A model that does not apply is never stored.
+            _ = try engine.withFactors(file)
+            if let prior { _ = try engine.withPopulation(prior) }
             let version = try await store.putModel(kind: RefitOptions.kind, data: file.jsonData(), createdAt: clock())
             try installer.installModel(file, version: version)
             ledger.installed(version)
+            if let prior {
+                let priorVersion = try await store.putModel(kind: RefitOptions.priorKind, data: prior.jsonData(), createdAt: clock())
+                try installer.installPrior(prior, version: priorVersion)
+                ledger.installedPrior(priorVersion)
+                logger.info("population prior refitted", metadata: ["version": "\(priorVersion)", "students": "\(prior.students)"])
+            }
             return .fitted(version: version, swipes: log.judgements.count)
         } catch {
             return .failed("\(error)")
