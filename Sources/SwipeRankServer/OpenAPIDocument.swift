@@ -130,14 +130,16 @@ components:
     HealthRefit:
       type: object
       description: >-
-        With `serve --refit-every`: the stored model version in service (0: the one given at start)
-        and the last refit attempt on this instance (fitted, held by another instance, recent: a
-        model younger than the interval is stored, too_few_swipes, failed: the current model keeps
-        serving).
+        With `serve --refit-every`: the stored model version in service (0: the one given at start),
+        with `--refit-prior on` the stored population prior in service (absent until one is
+        installed), and the last refit attempt on this instance (fitted, held by another instance,
+        recent: a model younger than the interval is stored, too_few_swipes, failed: the current
+        models keep serving).
       required: [model_version]
       additionalProperties: false
       properties:
         model_version: {type: integer}
+        prior_version: {type: integer}
         last_attempt: {$ref: '#/components/schemas/RefitAttempt'}
     RefitAttempt:
       type: object
@@ -1869,13 +1871,16 @@ paths:
    },
    "HealthRefit": {
     "type": "object",
-    "description": "With `serve --refit-every`: the stored model version in service (0: the one given at start) and the last refit attempt on this instance (fitted, held by another instance, recent: a model younger than the interval is stored, too_few_swipes, failed: the current model keeps serving).",
+    "description": "With `serve --refit-every`: the stored model version in service (0: the one given at start), with `--refit-prior on` the stored population prior in service (absent until one is installed), and the last refit attempt on this instance (fitted, held by another instance, recent: a model younger than the interval is stored, too_few_swipes, failed: the current models keep serving).",
     "required": [
      "model_version"
     ],
     "additionalProperties": false,
     "properties": {
      "model_version": {
+      "type": "integer"
+     },
+     "prior_version": {
       "type": "integer"
      },
      "last_attempt": {

@@ -433,28 +433,34 @@ extension Components {
                 ])
             }
         }
-        /// With `serve --refit-every`: the stored model version in service (0: the one given at start) and the last refit attempt on this instance (fitted, held by another instance, recent: a model younger than the interval is stored, too_few_swipes, failed: the current model keeps serving).
+        /// With `serve --refit-every`: the stored model version in service (0: the one given at start), with `--refit-prior on` the stored population prior in service (absent until one is installed), and the last refit attempt on this instance (fitted, held by another instance, recent: a model younger than the interval is stored, too_few_swipes, failed: the current models keep serving).
         ///
         /// - Remark: Generated from `#/components/schemas/HealthRefit`.
         public struct HealthRefit: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/HealthRefit/model_version`.
             public var model_version: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/HealthRefit/prior_version`.
+            public var prior_version: Swift.Int?
             /// - Remark: Generated from `#/components/schemas/HealthRefit/last_attempt`.
             public var last_attempt: Components.Schemas.RefitAttempt?
             /// Creates a new `HealthRefit`.
             ///
             /// - Parameters:
             ///   - model_version:
+            ///   - prior_version:
             ///   - last_attempt:
             public init(
                 model_version: Swift.Int,
+                prior_version: Swift.Int? = nil,
                 last_attempt: Components.Schemas.RefitAttempt? = nil
             ) {
                 self.model_version = model_version
+                self.prior_version = prior_version
                 self.last_attempt = last_attempt
             }
             public enum CodingKeys: String, CodingKey {
                 case model_version
+                case prior_version
                 case last_attempt
             }
             public init(from decoder: any Swift.Decoder) throws {
@@ -463,12 +469,17 @@ extension Components {
                     Swift.Int.self,
                     forKey: .model_version
                 )
+                self.prior_version = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .prior_version
+                )
                 self.last_attempt = try container.decodeIfPresent(
                     Components.Schemas.RefitAttempt.self,
                     forKey: .last_attempt
                 )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "model_version",
+                    "prior_version",
                     "last_attempt"
                 ])
             }
