@@ -1,16 +1,25 @@
 import ArgumentParser
 import Foundation
+import Logging
 import SwipeRank
 import SwipeRankEvaluation
+import SwipeRankServer
+import Synchronization
 
 /// `swiperank fit-prior`: fits a population prior from a log of swipes.
-struct FitPrior: ParsableCommand {
+struct FitPrior: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fit-prior",
         abstract: "Fit a population prior (a shift of the cold start and an effect per item) from logged swipes; serve and evaluate load it with --population-prior.")
 
     @Option(help: "The logged swipes CSV (student_id, item_id, action, timestamp).")
     var interactions: String = "datasets/swipes.csv"
+
+    @Option(help: "Fit from the service's own store instead of --interactions: sqlite (the file --database) or a postgres:// URL. The default catalog's swipes and saves, and each answering student's stored profile (what serve --refit-prior on fits from).")
+    var store: String?
+
+    @Option(help: "With --store sqlite: the file (default swiperank.sqlite).")
+    var database: String?
 
     @Option(help: "The students CSV (colleges: profile columns, default datasets/students.csv; with --schema optional: without it the users are everyone in --interactions, with no stated preferences).")
     var students: String?
@@ -33,12 +42,20 @@ struct FitPrior: ParsableCommand {
         guard itemPrecision.isFinite && itemPrecision > 0 && itemPrecision <= 1e6 else {
             throw ValidationError("--item-precision must be in (0, 1e6], got \(itemPrecision)")
         }
+        if store != nil && students != nil { throw ValidationError("--students goes with --interactions: --store reads the stored profiles") }
+        if store == nil && database != nil { throw ValidationError("--database needs --store sqlite") }
     }
 
-    func run() throws {
+    func run() async throws {
         let policy: BadRowPolicy = skipBadRows ? .skip : .fail
         let prior: PopulationPrior
-        if let schema = catalogOptions.schema {
+        if let name = store {
+            if let schema = catalogOptions.schema {
+                prior = try await fitFromStore(name, SwipeEngine(matcher: try catalogOptions.loadItems(schema: schema)))
+            } else {
+                prior = try await fitFromStore(name, SwipeEngine(matcher: try catalogOptions.schoolMatcher()))
+            }
+        } else if let schema = catalogOptions.schema {
             let matcher = try catalogOptions.loadItems(schema: schema)
             let engine = SwipeEngine(matcher: matcher)
             let users: [DatasetStudent<ItemProfile>]?
@@ -67,8 +84,26 @@ struct FitPrior: ParsableCommand {
         print("wrote \(output)")
     }
 
+    /// `--store`: the default catalog's log and the answering students' stored profiles.
+    func fitFromStore<M: ServableMatcher>(_ name: String, _ engine: SwipeEngine<M>) async throws -> PopulationPrior {
+        let read = Mutex<(PriorFitInput<M>, Int)?>(nil)
+        try await withStore(name, sqlitePath: database ?? "swiperank.sqlite", mustExist: true, logger: Logger(label: "swiperank.fit-prior")) { store, _ in
+            do {
+                let log = try await LoggedSwipes.read(from: store, itemIDs: Set(engine.matcher.catalog.ids), signals: false)
+                let input = try await PriorFitInput.read(from: store, log: log, engine: engine)
+                read.withLock { $0 = input }
+            } catch {
+                throw CLIError("reading the store: \(error)")
+            }
+        }
+        guard let (input, skipped) = read.withLock({ $0 }) else { throw CLIError("reading the store: nothing read") }
+        print("read \(input.log.judgements.count) swipes and saves of \(input.students.count) students from the store"
+              + (skipped > 0 ? " (\(skipped) left out: erased, or a stored profile that no longer decodes)" : ""))
+        return try fit(input.engine, input.students.map { DatasetStudent(id: $0.id, profile: $0.profile) }, input.log.interactions)
+    }
+
     func fit<M: Matcher>(_ engine: SwipeEngine<M>, _ roster: [DatasetStudent<M.Profile>], _ log: [Interaction]) throws -> PopulationPrior {
-        guard !log.isEmpty else { throw CLIError("\(interactions): no swipes to fit a population prior on") }
+        guard !log.isEmpty else { throw CLIError("\(store == nil ? interactions : "the store"): no swipes to fit a population prior on") }
         do {
             var beta = 0.0
             switch exposureWeight.setting {

@@ -375,6 +375,15 @@ struct ExportLiveTests {
             (try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])?["item_factors"] as? [[Double]]
         }
         #expect(try itemFactors(fromStore) == itemFactors(factors) && itemFactors(factors) != nil)
+        // The prior from the same store: the swipes and the profiles the students stored.
+        let priorFromStore = dir.appendingPathComponent("prior-from-store.json").path
+        let prior = try CLI.run(["fit-prior", "--store", "sqlite", "--database", database, "--output", priorFromStore])
+        #expect(prior.status == 0 && prior.stdout.contains("read 32 swipes and saves of 2 students from the store")
+                && prior.stdout.contains("fitted on 2 students, 32 swipes"), "\(prior.stdout) \(prior.stderr)")
+        let priorJSON = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: priorFromStore))) as? [String: Any]
+        #expect(priorJSON?["students"] as? Int == 2 && priorJSON?["swipes"] as? Int == 32)
+        let mixed = try CLI.run(["fit-prior", "--store", "sqlite", "--database", database, "--students", "datasets/students.csv", "--output", priorFromStore])
+        #expect(mixed.status != 0 && mixed.stderr.contains("--students goes with --interactions"), "\(mixed.stderr)")
         let noStore = try CLI.run(["fit-factors", "--store", "sqlite", "--database", dir.appendingPathComponent("none.sqlite").path, "--output", fromStore])
         #expect(noStore.status != 0 && noStore.stderr.contains("no SQLite store"), "\(noStore.stderr)")
         for bad in ["0s", "5x", "h", "400d"] {

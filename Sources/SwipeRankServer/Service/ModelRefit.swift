@@ -472,7 +472,7 @@ final class ModelRefitter<M: ServableMatcher>: Sendable {
             let context = RefitContext(catalog: engine.matcher.catalog, current: engine.factors?.file, scale: engine.matcher.calibration.scale)
             var priorFit: (any PopulationPriorFitter, PriorFitInput<M>)?
             if let fitter = options.prior {
-                let (input, skipped) = try await priorInput(log: log, engine: engine)
+                let (input, skipped) = try await PriorFitInput.read(from: store, log: log, engine: engine)
                 if skipped > 0 {
                     logger.warning("students left out of the population prior's fit (erased, or a stored profile that no longer decodes)",
                                    metadata: ["students": "\(skipped)"])

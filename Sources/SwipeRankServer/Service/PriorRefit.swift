@@ -40,17 +40,19 @@ extension RefitOptions {
     public static let priorKind = "prior"
 }
 
-extension ModelRefitter {
-    /// The input of a prior fit: every student of the log whose stored profile decodes (a
-    /// student erased since, or whose profile no longer decodes, is left out with their swipes).
+extension PriorFitInput {
+    /// The input of a prior fit from a store: every student of `log` whose stored profile
+    /// decodes (a student erased since, or whose profile no longer decodes, is left out with
+    /// their swipes), with `engine` stripped of its population prior.
     ///
     /// - Parameters:
-    ///   - log: The log read for this refit.
-    ///   - engine: The engine serving now.
+    ///   - store: The store the log was read from (one catalog's view).
+    ///   - log: The log (`LoggedSwipes.read`).
+    ///   - engine: The engine serving the catalog.
     /// - Returns: The input, and how many logged students were left out.
     /// - Throws: `StoreError` when the store fails.
-    func priorInput(log: LoggedSwipes, engine: SwipeEngine<M>) async throws -> (PriorFitInput<M>, skipped: Int) {
-        var students: [PriorFitInput<M>.Student] = []
+    public static func read(from store: any StudentStore, log: LoggedSwipes, engine: SwipeEngine<M>) async throws -> (PriorFitInput<M>, skipped: Int) {
+        var students: [Student] = []
         var skipped = 0
         for id in Set(log.judgements.map(\.studentID)).sorted() {
             guard let record = try await store.student(id),
@@ -58,7 +60,7 @@ extension ModelRefitter {
                 skipped += 1
                 continue
             }
-            students.append(.init(id: id, profile: profile))
+            students.append(Student(id: id, profile: profile))
         }
         let kept = Set(students.map(\.id))
         var fitted = log
