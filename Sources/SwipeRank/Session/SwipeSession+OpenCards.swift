@@ -26,8 +26,7 @@ extension SwipeSession {
     private func openServedCards(limit: Int) -> [ServedCard] {
         guard limit > 0 else { return [] }
         // A served card saved from its detail page has a judgement but no swipe: it is played.
-        let judged = Set(swipes.values.map(\.cardID))
-        return Array(served.lazy.filter { $0.action == nil && !judged.contains($0.cardID) }.prefix(limit))
+        return Array(served.lazy.filter { $0.action == nil && !judgedServedRows.contains($0.row) }.prefix(limit))
     }
 
     private func openCards(_ open: [ServedCard], scores: DeckScores) -> [OpenCard] {

@@ -86,6 +86,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// Rows judged outside the deck (`recordJudgement`) and never served: they are not served
     /// later either.
     var judgedRows: Set<Int> = []
+    /// Served rows judged outside a swipe (saved from a detail page): played, so not open
+    /// (`openCards(limit:)`), though their served card has no action.
+    var judgedServedRows: Set<Int> = []
     var swipes: [String: Swipe] = [:]
     /// The catalog rows of the liked swipes (served or judged), kept as they are recorded: the
     /// collaborative reason reads them every deck, and walking `swipes` for them hashed every
@@ -548,6 +551,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
         if swipe.action == .like { likedRows.insert(row) }
         if servedIndexByRow[row] == nil {
             judgedRows.insert(row)
+        } else {
+            judgedServedRows.insert(row)
         }
         totalSwipes += 1
         events.append(.judged(swipe, weight: weight))
