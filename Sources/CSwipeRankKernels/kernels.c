@@ -289,6 +289,65 @@ swiperank_column_dots_avx(const double *xt, long f, long n, const double *v, dou
     }
 }
 
+// One group of `swiperank_cholesky_solve_many_avx`: `vectors` × 4 lanes (1…4, constant once
+// inlined), vectors from..<from + lanes; the group lives in `x` as n rows of `vectors` registers.
+__attribute__((target("avx"), always_inline)) static inline void
+solve_group(const double *l, long n, double *b, long from, long lanes, __m256d *x, int vectors) {
+    double *g = (double *)x;
+    for (long i = 0; i < n * vectors * 4; i++) g[i] = 0;
+    for (long lane = 0; lane < lanes; lane++) {
+        const double *v = b + (from + lane) * n;
+        for (long i = 0; i < n; i++) g[i * vectors * 4 + lane] = v[i];
+    }
+    const __m256d sign = _mm256_set1_pd(-0.0);
+    // L y = b, by columns: y_j = x_j / L[j,j], then x_i += L[i,j]·(−y_j) for i > j.
+    for (long j = 0; j < n; j++) {
+        const double *column = l + packed_start(j, n) - j; // column[i] is L[i, j]
+        __m256d diagonal = _mm256_broadcast_sd(column + j), negated[4];
+        for (int k = 0; k < vectors; k++) {
+            __m256d y = _mm256_div_pd(x[j * vectors + k], diagonal);
+            x[j * vectors + k] = y;
+            negated[k] = _mm256_xor_pd(y, sign);
+        }
+        for (long i = j + 1; i < n; i++) {
+            __m256d m = _mm256_broadcast_sd(column + i);
+            for (int k = 0; k < vectors; k++) x[i * vectors + k] = _mm256_add_pd(x[i * vectors + k], _mm256_mul_pd(m, negated[k]));
+        }
+    }
+    // Lᵀ z = y, from the last row up: z_j = (y_j − Σ_{i>j} L[i,j]·z_i) / L[j,j], i ascending.
+    for (long j = n - 1; j >= 0; j--) {
+        const double *column = l + packed_start(j, n) - j;
+        __m256d s[4];
+        for (int k = 0; k < vectors; k++) s[k] = x[j * vectors + k];
+        for (long i = j + 1; i < n; i++) {
+            __m256d m = _mm256_broadcast_sd(column + i);
+            for (int k = 0; k < vectors; k++) s[k] = _mm256_sub_pd(s[k], _mm256_mul_pd(m, x[i * vectors + k]));
+        }
+        __m256d diagonal = _mm256_broadcast_sd(column + j);
+        for (int k = 0; k < vectors; k++) x[j * vectors + k] = _mm256_div_pd(s[k], diagonal);
+    }
+    for (long lane = 0; lane < lanes; lane++) {
+        double *v = b + (from + lane) * n;
+        for (long i = 0; i < n; i++) v[i] = g[i * vectors * 4 + lane];
+    }
+}
+
+__attribute__((target("avx"))) void
+swiperank_cholesky_solve_many_avx(const double *l, long n, double *b, long count, double *scratch) {
+    __m256d *x = (__m256d *)scratch;
+    long v = 0;
+    while (v < count) {
+        long rest = count - v, lanes = rest < 16 ? rest : 16;
+        switch ((lanes + 3) / 4) {
+        case 4: solve_group(l, n, b, v, lanes, x, 4); break;
+        case 3: solve_group(l, n, b, v, lanes, x, 3); break;
+        case 2: solve_group(l, n, b, v, lanes, x, 2); break;
+        default: solve_group(l, n, b, v, lanes, x, 1); break;
+        }
+        v += lanes;
+    }
+}
+
 #else
 
 int swiperank_has_avx(void) { return 0; }
@@ -310,6 +369,10 @@ void swiperank_inverse_quadratic_forms_avx(const double *rows, long n, const dou
 
 void swiperank_column_dots_avx(const double *xt, long f, long n, const double *v, double *out) {
     (void)xt; (void)f; (void)n; (void)v; (void)out;
+}
+
+void swiperank_cholesky_solve_many_avx(const double *l, long n, double *b, long count, double *scratch) {
+    (void)l; (void)n; (void)b; (void)count; (void)scratch; // never called: swiperank_has_avx() is 0 here
 }
 
 #endif

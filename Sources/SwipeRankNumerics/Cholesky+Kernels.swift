@@ -417,6 +417,17 @@ package enum NumericsKernel: Sendable {
     }
 }
 
+/// `count` solves `A z = b` in place with 256-bit AVX (kernels.c), vector v at
+/// `b[v·n ..< (v+1)·n]`: each the portable `forwardSubstitute` then `backSubstituteTransposed`
+/// bit for bit, up to sixteen side by side (the back substitution is a chain of dependent
+/// adds per vector; sixteen chains hide its latency). Call only when `vectorKernelAvailable`.
+func choleskySolveManyVector(_ l: UnsafeBufferPointer<Double>, _ n: Int, _ b: UnsafeMutableBufferPointer<Double>, _ count: Int) {
+    guard n > 0, count > 0 else { return }
+    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * n * MemoryLayout<Double>.stride, alignment: 32)
+    defer { scratch.deallocate() }
+    swiperank_cholesky_solve_many_avx(l.baseAddress!, n, b.baseAddress!, count, scratch.baseAddress!.assumingMemoryBound(to: Double.self))
+}
+
 /// `inverseQuadraticForms` with 256-bit AVX (kernels.c): the same results bit for bit, up to
 /// sixteen vectors at a time. Call only when `vectorKernelAvailable`.
 func inverseQuadraticFormsVector(rows: UnsafeBufferPointer<Double>, _ n: Int, _ x: UnsafeBufferPointer<Double>, _ count: Int,

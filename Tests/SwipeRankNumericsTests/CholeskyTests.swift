@@ -113,6 +113,21 @@ struct CholeskyTests {
         }
     }
 
+    @Test("many solves at once equal one at a time bit for bit, on both kernels, at every group size", arguments: 0..<8)
+    func batchedSolves(seed: UInt64) throws {
+        var rng = SplitMix64(seed: 950 + seed)
+        let n = seed == 0 ? 1 : Int.random(in: 1...64, using: &rng)
+        let factor = try CholeskyFactor(symmetric: randomSPD(n, using: &rng), dimension: n)
+        for count in 0...20 {
+            let vectors = (0..<count).map { _ in (0..<n).map { _ in Double.random(in: -4...4, using: &rng) } }
+            let single = vectors.flatMap { factor.solve($0) }.map(\.bitPattern)
+            for kernel in Self.kernels {
+                #expect(factor.solve(flat: vectors.flatMap { $0 }, count: count, kernel: kernel).map(\.bitPattern) == single,
+                        "\(kernel) seed \(seed) n \(n) count \(count)")
+            }
+        }
+    }
+
     @Test("a rank-1 update equals refactoring A + x xᵀ", arguments: 0..<15)
     func rankOne(seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)

@@ -32,4 +32,10 @@ void swiperank_inverse_quadratic_forms_avx(const double *rows, long n, const dou
 /// j: `columnDotsInOrder` bit for bit. Call only when `swiperank_has_avx()` is 1.
 void swiperank_column_dots_avx(const double *xt, long f, long n, const double *v, double *out);
 
+/// Solves L·Lᵀ·z = b in place for `count` vectors of n stored one after another in `b`, with
+/// `l` the packed factor by columns: per vector `CholeskyFactor.solve` bit for bit (forward
+/// substitution by columns, then back substitution by dot products down the columns).
+/// `scratch` holds 16·n doubles, 32-byte aligned. Call only when `swiperank_has_avx()` is 1.
+void swiperank_cholesky_solve_many_avx(const double *l, long n, double *b, long count, double *scratch);
+
 #endif

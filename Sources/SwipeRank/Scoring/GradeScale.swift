@@ -139,9 +139,16 @@ extension Matcher {
     /// - Complexity: O(sample).
     package func gradeScale(raw: [Float], matchOffsets: [Float]?) -> GradeScale {
         let calibration = calibration
-        return GradeScale(sample: GradeScale.sampleRows(catalogCount: raw.count).map { Double(raw[$0] - (matchOffsets?[$0] ?? 0)) }) {
-            calibration.cardMatchScore(raw: $0)
+        // `sampleRows(catalogCount:)`'s rows, ⌊i·N/m⌋, read in place: a deck builds a scale, and
+        // the row list was an array built and freed every time.
+        let n = raw.count, m = min(n, GradeScale.sampleLimit)
+        let sample: [Double]
+        if let matchOffsets {
+            sample = (0..<m).map { i in let row = i * n / m; return Double(raw[row] - matchOffsets[row]) }
+        } else {
+            sample = (0..<m).map { i in Double(raw[i * n / m] - 0) }
         }
+        return GradeScale(sample: sample) { calibration.cardMatchScore(raw: $0) }
     }
 }
 

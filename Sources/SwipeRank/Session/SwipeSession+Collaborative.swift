@@ -10,7 +10,8 @@ import SwipeRankNumerics
 /// Given only where that term decides the card's place: when the collaborative term is positive
 /// and larger than what the card's feature score adds over the catalog's mean score, the
 /// features alone would not have put it there. Built once per deck: the liked items' factors laid
-/// out once, then one O(f²) solve and one pass over the likes per card that qualifies.
+/// out once, then the O(f²) solves of the deck's cards that qualify, together, and one pass over
+/// the likes per such card.
 struct CollaborativeReasons {
     let terms: [Float]
     let typical: Float
@@ -29,19 +30,39 @@ struct CollaborativeReasons {
         likedColumns = factors.whitened.rowsAsDoubleColumns(rows)
     }
 
-    /// The sentence for a card, or nil.
+    /// The sentences for a deck's cards (nil where none), the solves of the cards the
+    /// collaborative term places done together (`CholeskyFactor.solve(flat:count:)`: the same
+    /// bits as one at a time).
     ///
-    /// - Complexity: O(f² + likes × f) for a card the collaborative term places, O(1) otherwise.
-    func reason<M: Matcher>(row: Int, raw: Float, session: SwipeSession<M>) -> String? {
-        let term = terms[row]
-        guard term > 0, term > raw - typical, let factors = session.engine.factors, let collaborative = session.collaborative else { return nil }
-        let card = collaborative.factor.solve(factors.vector(row: row))   // A⁻¹ ṽᵣ
-        let contributions = columnDotsInOrder(likedColumns, columns: likedRows.count, with: card)
-        var best: (row: Int, contribution: Double)?
-        for (liked, contribution) in zip(likedRows, contributions) where liked != row {
-            if contribution > 0, best == nil || contribution > best!.contribution { best = (liked, contribution) }
+    /// - Parameters:
+    ///   - cards: Each card's row and raw score.
+    ///   - session: The session the deck is for.
+    /// - Returns: One per card, in order.
+    /// - Complexity: O(placed × (f² + likes × f)).
+    func reasons<M: Matcher>(for cards: [(row: Int, raw: Float)], session: SwipeSession<M>) -> [String?] {
+        var result = [String?](repeating: nil, count: cards.count)
+        guard let factors = session.engine.factors, let collaborative = session.collaborative else { return result }
+        // Only where the collaborative term decides the card's place (see the type's comment).
+        let placed = cards.indices.filter { i in
+            let term = terms[cards[i].row]
+            return term > 0 && term > cards[i].raw - typical
         }
-        guard let best else { return nil }
-        return "Students who liked \(session.engine.matcher.catalog.names[best.row]) also liked this"
+        guard !placed.isEmpty else { return result }
+        let f = factors.dimension
+        var flat: [Double] = []
+        flat.reserveCapacity(placed.count * f)
+        for i in placed { flat += factors.vector(row: cards[i].row) }
+        let solved = collaborative.factor.solve(flat: flat, count: placed.count)   // A⁻¹ ṽᵣ for each
+        let names = session.engine.matcher.catalog.names
+        for (k, i) in placed.enumerated() {
+            let row = cards[i].row
+            let contributions = columnDotsInOrder(likedColumns, columns: likedRows.count, with: Array(solved[(k * f)..<((k + 1) * f)]))
+            var best: (row: Int, contribution: Double)?
+            for (liked, contribution) in zip(likedRows, contributions) where liked != row {
+                if contribution > 0, best == nil || contribution > best!.contribution { best = (liked, contribution) }
+            }
+            if let best { result[i] = "Students who liked \(names[best.row]) also liked this" }
+        }
+        return result
     }
 }

@@ -33,13 +33,19 @@ extension SwipeSession {
         let (weights, reasons) = (scores.weights, scores.reasons)
         let student = self.student
         let grades = scores.gradeScale(engine: engine, student: student)
+        var placed: [(row: Int, raw: Float)] = []
         var cards = open.map { served in
             let raw = scores.rawScore(row: served.row, engine: engine, student: student)
+            placed.append((served.row, raw))
             var card = engine.matcher.card(row: served.row, raw: engine.matchRaw(raw, row: served.row), student: student,
                                            weights: weights, isProbe: served.isProbe)
-            if let reason = reasons?.reason(row: served.row, raw: raw, session: self) { card.explanations.insert(reason, at: 0) }
             card.grade(by: grades)
             return card
+        }
+        if let reasons {
+            for (i, reason) in reasons.reasons(for: placed, session: self).enumerated() {
+                if let reason { cards[i].explanations.insert(reason, at: 0) }
+            }
         }
         engine.matcher.varyExplanations(&cards, student: student, weights: weights)
         return zip(cards, open).map { OpenCard(recommendation: $0, position: $1.position) }

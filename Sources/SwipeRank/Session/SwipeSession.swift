@@ -330,6 +330,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // Each card's ranking score, for the deck's order (`DeckOrder.bestFirst`).
         var keys: [Float] = []
         keys.reserveCapacity(wanted)
+        // Each card's row and raw score, for the collaborative reasons (solved together below).
+        var placed: [(row: Int, raw: Float)] = []
+        placed.reserveCapacity(wanted)
         for planned in plan {
             let position = nextPosition
             // Backfill: the planned band, else the next ones in cyclic order.
@@ -350,7 +353,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
             let rowRaw = scores.rawScore(row: row, engine: engine, student: student)
             var card = engine.matcher.card(row: row, raw: engine.matchRaw(rowRaw, row: row), student: student, weights: weights,
                                            isProbe: isProbe)
-            if let reason = reasons?.reason(row: row, raw: rowRaw, session: self) { card.explanations.insert(reason, at: 0) }
+            placed.append((row, rowRaw))
             card.grade(by: grades)
             served.append(ServedCard(position: position, row: row, cardID: catalog.ids[row], band: band, isProbe: isProbe,
                                      propensity: propensity, predictedMatch: card.matchScore, action: nil))
@@ -359,6 +362,11 @@ public struct SwipeSession<M: Matcher>: Sendable {
             markShown(row: row)
             cards.append(card)
             keys.append(rankScore(row))
+        }
+        if let reasons {
+            for (i, reason) in reasons.reasons(for: placed, session: self).enumerated() {
+                if let reason { cards[i].explanations.insert(reason, at: 0) }
+            }
         }
         if engine.configuration.deckOrder == .bestFirst { orderBestFirst(from: first, cards: &cards, keys: keys) }
         engine.matcher.varyExplanations(&cards, student: student, weights: weights)
