@@ -26,12 +26,16 @@ public enum PopulationFit {
     ///   - itemPrecision: The item effects' shrinkage, in swipes (> 0).
     ///   - exposureWeight: β ≥ 0, the weight of the exposure effects (0: none, for logs the
     ///     engine served).
+    ///   - strengths: How strongly each answer was meant (`AnswerStrengths`, from the app's
+    ///     reactions and dwell times): each swipe teaches its student's model with that weight,
+    ///     and counts with it in its item's effect (nil: every answer 1).
     /// - Returns: The prior.
     /// - Throws: `DataError` for an interaction naming an unknown student or item, a profile
     ///   the matcher rejects, or a non-finite model state.
     /// - Complexity: O(swipes × D²) for the models, O(swipes × D) for the residuals.
     public static func fit<M: Matcher>(engine: SwipeEngine<M>, students: [DatasetStudent<M.Profile>], interactions: [Interaction],
-                                       itemPrecision: Double = 5, exposureWeight: Double = 0) throws -> PopulationPrior {
+                                       itemPrecision: Double = 5, exposureWeight: Double = 0,
+                                       strengths: AnswerStrengths? = nil) throws -> PopulationPrior {
         precondition(engine.population == nil, "fit a population prior with an engine that has none")
         precondition(itemPrecision > 0 && itemPrecision.isFinite, "itemPrecision must be positive")
         precondition(exposureWeight >= 0 && exposureWeight.isFinite, "exposureWeight must be finite and not negative")
@@ -63,7 +67,8 @@ public enum PopulationFit {
                 let z = engine.learningVector(row: entry.row, student: student)
                 let stable = LearningPhase(totalSwipes: n + 1) == .stable
                 do {
-                    try model.observe(z, liked: entry.x.action == .like, forgetting: stable ? engine.configuration.stableForgetting : 1)
+                    try model.observe(z, liked: entry.x.action == .like, forgetting: stable ? engine.configuration.stableForgetting : 1,
+                                      weight: strengths?.factor(studentID: id, itemID: entry.x.itemID) ?? 1)
                 } catch {
                     throw DataError(.invalidValue, source: "interactions", detail: "student \"\(id)\": \(error.description)")
                 }
@@ -72,8 +77,10 @@ public enum PopulationFit {
             for i in 0..<(d + k) { shift[i] += model.mean[i] - model.priorMean[i] }
             for (entry, z) in zip(log, vectors) {
                 let p = model.likeProbability(z)
-                residual[entry.row] += (entry.x.action == .like ? 1 : 0) - p
-                curvature[entry.row] += p * (1 - p)
+                // Weighted like the model's update (× 1 exactly without signals).
+                let w = strengths?.factor(studentID: id, itemID: entry.x.itemID) ?? 1
+                residual[entry.row] += w * ((entry.x.action == .like ? 1 : 0) - p)
+                curvature[entry.row] += w * (p * (1 - p))
             }
             for row in Set(log.map(\.row)) { swipedBy[row] += 1 }
             fitted += 1

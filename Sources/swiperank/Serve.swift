@@ -246,7 +246,7 @@ struct Serve: AsyncParsableCommand {
             refit.readsSignals = reactionBoost > 0 || dwellBoost > 0
             let priorName = refitPrior ?? env["SWIPERANK_REFIT_PRIOR"] ?? "off"
             guard ["on", "off"].contains(priorName) else { throw ValidationError("--refit-prior must be on or off, got \(priorName)") }
-            if priorName == "on" { refit.prior = LogPriorFitter() }
+            if priorName == "on" { refit.prior = LogPriorFitter(reactionBoost: reactionBoost, dwellBoost: dwellBoost) }
             refit.minimumSwipes = try refitMinSwipes ?? Self.int(env["SWIPERANK_REFIT_MIN_SWIPES"], "SWIPERANK_REFIT_MIN_SWIPES") ?? refit.minimumSwipes
             guard refit.minimumSwipes >= 1 else { throw ValidationError("--refit-min-swipes must be at least 1") }
             config.refit = refit
@@ -393,13 +393,24 @@ struct Serve: AsyncParsableCommand {
 /// `serve --refit-prior on`: the population prior fitted from the service's own log as
 /// `swiperank fit-prior` fits one from a CSV (exposure weight 0: the engine chose what each
 /// student saw, so how often an item was shown says nothing of its appeal).
+/// The refit's reaction and dwell boosts weigh the prior's answers as they weigh the model's.
 struct LogPriorFitter: PopulationPriorFitter {
     /// The item effects' shrinkage, in swipes (`fit-prior --item-precision`).
     var itemPrecision = 5.0
+    /// `--refit-reaction-boost`.
+    var reactionBoost = 0.0
+    /// `--refit-dwell-boost`.
+    var dwellBoost = 0.0
 
     func fit<M: ServableMatcher>(_ input: PriorFitInput<M>) throws -> PopulationPrior {
-        try PopulationFit.fit(engine: input.engine, students: input.students.map { DatasetStudent(id: $0.id, profile: $0.profile) },
-                              interactions: input.log.interactions, itemPrecision: itemPrecision, exposureWeight: 0)
+        var strengths: AnswerStrengths?
+        if reactionBoost > 0 || dwellBoost > 0 {
+            var answers: [String: [String: Bool]] = [:]
+            for j in input.log.judgements { answers[j.studentID, default: [:]][j.itemID] = j.liked }
+            strengths = AnswerStrengths(signals: input.log.signals, answers: answers, reactionBoost: reactionBoost, dwellBoost: dwellBoost)
+        }
+        return try PopulationFit.fit(engine: input.engine, students: input.students.map { DatasetStudent(id: $0.id, profile: $0.profile) },
+                                     interactions: input.log.interactions, itemPrecision: itemPrecision, exposureWeight: 0, strengths: strengths)
     }
 }
 

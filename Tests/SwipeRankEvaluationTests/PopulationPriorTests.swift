@@ -67,6 +67,49 @@ struct PopulationPriorTests {
         #expect(try PopulationFit.fit(engine: Self.engine, students: Array(students.reversed()), interactions: Array(log.reversed()), itemPrecision: 5) == prior)
     }
 
+    @Test("answer strengths weigh each swipe in its model and its item's effect, as a weighted reference does; strengths of 1 change nothing", arguments: 0..<2)
+    func weighted(seed: UInt64) throws {
+        let (students, log) = Self.log(count: 5, swipes: 20, seed: 40 + seed, like: { $0 % 4 == 0 ? 0.7 : 0.4 })
+        var answers: [String: [String: Bool]] = [:]
+        for x in log { answers[x.studentID, default: [:]][x.itemID] = x.action == .like }
+        // Reactions on every third answer, in a fixed order.
+        let reacted = log.sorted { ($0.studentID, $0.itemID) < ($1.studentID, $1.itemID) }.enumerated().filter { $0.offset % 3 == 0 }.map(\.element)
+        let signals = reacted.map { EngagementSignal(studentID: $0.studentID, itemID: $0.itemID, kind: .reaction("CTFO")) }
+        let strengths = AnswerStrengths(signals: signals, answers: answers, reactionBoost: 1.5, dwellBoost: 0)
+        let prior = try PopulationFit.fit(engine: Self.engine, students: students, interactions: log, itemPrecision: 5, strengths: strengths)
+        let catalog = Self.engine.matcher.catalog
+        let d = catalog.dimension, k = Self.engine.matcher.termNames.count
+        var shift = [Double](repeating: 0, count: d + k)
+        var residual = [Double](repeating: 0, count: catalog.count), curvature = residual
+        for student in students {
+            let resolved = try Self.engine.matcher.student(student.profile)
+            let mine = log.filter { $0.studentID == student.id }.sorted { $0.timestamp < $1.timestamp }
+            func weight(_ x: Interaction) -> Double { reacted.contains(x) ? 2.5 : 1 }
+            var model = Self.engine.coldStartModel(for: resolved)
+            for x in mine {
+                try model.observe(Self.engine.combinedVector(row: catalog.row(of: x.itemID)!, student: resolved), liked: x.action == .like,
+                                  weight: weight(x))
+            }
+            for i in 0..<(d + k) { shift[i] += (model.mean[i] - model.priorMean[i]) / Double(students.count) }
+            for x in mine {
+                let row = catalog.row(of: x.itemID)!
+                let p = model.likeProbability(Self.engine.combinedVector(row: row, student: resolved))
+                residual[row] += weight(x) * ((x.action == .like ? 1 : 0) - p)
+                curvature[row] += weight(x) * p * (1 - p)
+            }
+        }
+        for i in shift.indices { #expect(abs(prior.weightShift[i] - shift[i]) < 1e-9, "shift[\(i)]") }
+        let scale = Self.engine.matcher.calibration.scale
+        for row in 0..<catalog.count {
+            #expect(abs(prior.itemEffects[row] - scale * residual[row] / (curvature[row] + 5.0 / 4)) < 1e-9, "effect of row \(row)")
+        }
+        let plain = try PopulationFit.fit(engine: Self.engine, students: students, interactions: log, itemPrecision: 5)
+        #expect(plain != prior, "the reactions moved the fit")
+        // Boosts without signals weigh every answer 1: the plain fit, bit for bit.
+        let ones = AnswerStrengths(signals: [], answers: answers, reactionBoost: 1.5, dwellBoost: 1)
+        #expect(try PopulationFit.fit(engine: Self.engine, students: students, interactions: log, itemPrecision: 5, strengths: ones) == plain)
+    }
+
     @Test("a population that likes an item more than its features predict gives it a positive effect; shrinkage pulls rare items to 0")
     func itemEffects() throws {
         let catalog = Self.engine.matcher.catalog
