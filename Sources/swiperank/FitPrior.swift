@@ -33,6 +33,15 @@ struct FitPrior: AsyncParsableCommand {
     @Option(help: "The prior file to write (JSON).")
     var output: String
 
+    @Option(help: "With --interactions: the app's dwell times and reactions about the swipes, a CSV (student_id, item_id, kind dwell_ms or reaction, value), weighing the answers with --reaction-boost and --dwell-boost. --store reads them from the store's app events instead.")
+    var signals: String?
+
+    @Option(help: "With --store or --signals: how much more an answer the app reacted to counts (its weight × (1 + this) in its student's model and its item's effect; ≥ 0, default 0: ignored).")
+    var reactionBoost: Double = 0
+
+    @Option(help: "With --store or --signals: how much the app's focus dwell time on a card moves its answer's weight (× exp(±this · z), z the log-ratio to the log's median dwell, clamped to ±2; ≥ 0, default 0: ignored).")
+    var dwellBoost: Double = 0
+
     @Flag(help: "Skip bad rows of the CSVs (each one is reported) instead of stopping.")
     var skipBadRows = false
 
@@ -44,6 +53,11 @@ struct FitPrior: AsyncParsableCommand {
         }
         if store != nil && students != nil { throw ValidationError("--students goes with --interactions: --store reads the stored profiles") }
         if store == nil && database != nil { throw ValidationError("--database needs --store sqlite") }
+        for (name, value) in [("--reaction-boost", reactionBoost), ("--dwell-boost", dwellBoost)] {
+            guard value.isFinite && value >= 0 && value <= 1e6 else { throw ValidationError("\(name) must be in [0, 1e6], got \(value)") }
+            if value > 0 && store == nil && signals == nil { throw ValidationError("\(name) weighs answers by the app's events: it needs --store or --signals") }
+        }
+        if store != nil && signals != nil { throw ValidationError("--signals goes with --interactions: --store reads the app's events from the store") }
     }
 
     func run() async throws {
@@ -66,13 +80,13 @@ struct FitPrior: AsyncParsableCommand {
             }
             let log = try readLog(itemIDs: Set(matcher.catalog.ids), studentIDs: users.map { Set($0.map(\.id)) }, policy: policy)
             let roster = users ?? DatasetStudent.everyone(in: log, profile: ItemProfile())
-            prior = try fit(engine, roster, log)
+            prior = try fit(engine, roster, log, signals: try readSignals(itemIDs: Set(matcher.catalog.ids), policy: policy))
         } else {
             let engine = SwipeEngine(matcher: try catalogOptions.schoolMatcher())
             let path = students ?? "datasets/students.csv"
             let roster = try load { () throws(DataError) in try StudentsFile.read(CSVTable(contentsOfFile: path), policy: policy) }
             let log = try readLog(itemIDs: Set(engine.matcher.catalog.ids), studentIDs: Set(roster.map(\.id)), policy: policy)
-            prior = try fit(engine, roster, log)
+            prior = try fit(engine, roster, log, signals: try readSignals(itemIDs: Set(engine.matcher.catalog.ids), policy: policy))
         }
         try writeOutput(String(decoding: prior.jsonData(), as: UTF8.self) + "\n", to: output)
         let shift = prior.weightShift.map { $0 * $0 }.reduce(0, +).squareRoot()
@@ -89,7 +103,7 @@ struct FitPrior: AsyncParsableCommand {
         let read = Mutex<(PriorFitInput<M>, Int)?>(nil)
         try await withStore(name, sqlitePath: database ?? "swiperank.sqlite", mustExist: true, logger: Logger(label: "swiperank.fit-prior")) { store, _ in
             do {
-                let log = try await LoggedSwipes.read(from: store, itemIDs: Set(engine.matcher.catalog.ids), signals: false)
+                let log = try await LoggedSwipes.read(from: store, itemIDs: Set(engine.matcher.catalog.ids), signals: reactionBoost > 0 || dwellBoost > 0)
                 let input = try await PriorFitInput.read(from: store, log: log, engine: engine)
                 read.withLock { $0 = input }
             } catch {
@@ -97,12 +111,28 @@ struct FitPrior: AsyncParsableCommand {
             }
         }
         guard let (input, skipped) = read.withLock({ $0 }) else { throw CLIError("reading the store: nothing read") }
-        print("read \(input.log.judgements.count) swipes and saves of \(input.students.count) students from the store"
+        print("read \(input.log.judgements.count) swipes and saves and \(input.log.signals.count) dwell times and reactions of "
+              + "\(input.students.count) students from the store"
               + (skipped > 0 ? " (\(skipped) left out: erased, or a stored profile that no longer decodes)" : ""))
-        return try fit(input.engine, input.students.map { DatasetStudent(id: $0.id, profile: $0.profile) }, input.log.interactions)
+        return try fit(input.engine, input.students.map { DatasetStudent(id: $0.id, profile: $0.profile) }, input.log.interactions,
+                       signals: input.log.signals)
     }
 
-    func fit<M: Matcher>(_ engine: SwipeEngine<M>, _ roster: [DatasetStudent<M.Profile>], _ log: [Interaction]) throws -> PopulationPrior {
+    /// `--signals`: the CSV's dwell times and reactions (none without the option), bad rows
+    /// reported on stderr.
+    func readSignals(itemIDs: Set<String>, policy: BadRowPolicy) throws -> [EngagementSignal] {
+        guard let signals else { return [] }
+        let read = try loadRows { () throws(DataError) in
+            try SignalsFile.read(CSVTable(contentsOfFile: signals), itemIDs: itemIDs, policy: policy)
+        }
+        print("read \(read.count) dwell times and reactions from \(signals)")
+        return read
+    }
+
+    /// The prior; with a boost, the answers weighed by `signals` (`AnswerStrengths`), after an
+    /// exposure weight chosen on the plain answers.
+    func fit<M: Matcher>(_ engine: SwipeEngine<M>, _ roster: [DatasetStudent<M.Profile>], _ log: [Interaction],
+                         signals: [EngagementSignal] = []) throws -> PopulationPrior {
         guard !log.isEmpty else { throw CLIError("\(store == nil ? interactions : "the store"): no swipes to fit a population prior on") }
         do {
             var beta = 0.0
@@ -114,7 +144,16 @@ struct FitPrior: AsyncParsableCommand {
                       + choice.candidates.map { "β=\($0.weight) \(String(format: "%.4f", $0.ndcg))" }.joined(separator: ", "))
                 beta = choice.weight
             }
-            return try PopulationFit.fit(engine: engine, students: roster, interactions: log, itemPrecision: itemPrecision, exposureWeight: beta)
+            var strengths: AnswerStrengths?
+            if reactionBoost > 0 || dwellBoost > 0 {
+                var answers: [String: [String: Bool]] = [:]
+                for x in log.sorted(by: { ($0.studentID, $0.timestamp, $0.itemID) < ($1.studentID, $1.timestamp, $1.itemID) }) {
+                    answers[x.studentID, default: [:]][x.itemID] = x.action == .like  // the latest answer of a pair
+                }
+                strengths = AnswerStrengths(signals: signals, answers: answers, reactionBoost: reactionBoost, dwellBoost: dwellBoost)
+            }
+            return try PopulationFit.fit(engine: engine, students: roster, interactions: log, itemPrecision: itemPrecision, exposureWeight: beta,
+                                         strengths: strengths)
         } catch {
             throw CLIError("\(error)")
         }

@@ -353,6 +353,27 @@ struct EvaluateTests {
             let refused = try CLI.run(["fit-prior", "--output", file, "--exposure-weight", bad])
             #expect(refused.status != 0 && refused.stderr.contains("exposure-weight"), "\(bad): \(refused.stderr)")
         }
+        // The app's reactions weigh the prior's answers: a reaction on every like of the first 300
+        // swipes moves the prior; the same file without a boost, or boosts without signals, do not.
+        let plainFile = file + ".plain.json"
+        #expect(try CLI.run(["fit-prior", "--output", plainFile] + restaurants).status == 0)
+        let swipeCSV = try String(contentsOfFile: "datasets/restaurants/swipes.csv", encoding: .utf8)
+        let firstRows: [[Substring]] = swipeCSV.split(separator: "\n").dropFirst().prefix(300).map { $0.split(separator: ",") }
+        let likes = firstRows.filter { row in row.count > 2 && row[2] == "like" }
+        let signalsFile = file + ".signals.csv"
+        try (["student_id,item_id,kind,value"] + likes.map { "\($0[0]),\($0[1]),reaction,CTFO" }).joined(separator: "\n").appending("\n")
+            .write(toFile: signalsFile, atomically: true, encoding: .utf8)
+        let unweighed = try CLI.run(["fit-prior", "--output", file, "--signals", signalsFile] + restaurants)
+        #expect(unweighed.status == 0 && unweighed.stdout.contains("read \(likes.count) dwell times and reactions"), "\(unweighed.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data(contentsOf: URL(fileURLWithPath: plainFile)), "no boost: the plain prior")
+        let weighed = try CLI.run(["fit-prior", "--output", file, "--signals", signalsFile, "--reaction-boost", "1"] + restaurants)
+        #expect(weighed.status == 0, "\(weighed.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) != Data(contentsOf: URL(fileURLWithPath: plainFile)), "the reactions moved the prior")
+        for (bad, option) in [(["--reaction-boost", "1"], "--reaction-boost"), (["--dwell-boost", "-1"], "--dwell-boost"),
+                              (["--store", "sqlite", "--signals", signalsFile], "--signals")] {
+            let refused = try CLI.run(["fit-prior", "--output", file] + bad + restaurants)
+            #expect(refused.status != 0 && refused.stderr.contains(option), "\(bad): \(refused.stderr)")
+        }
     }
 
     @Test("--term-basis: expanded serves the same cold start and fits a prior over six terms; bad values and --schema are errors")
