@@ -378,7 +378,7 @@ struct ExportLiveTests {
         // The prior from the same store: the swipes and the profiles the students stored.
         let priorFromStore = dir.appendingPathComponent("prior-from-store.json").path
         let prior = try CLI.run(["fit-prior", "--store", "sqlite", "--database", database, "--output", priorFromStore])
-        #expect(prior.status == 0 && prior.stdout.contains("read 32 swipes and saves of 2 students from the store")
+        #expect(prior.status == 0 && prior.stdout.contains("read 32 swipes and saves and 0 dwell times and reactions of 2 students from the store")
                 && prior.stdout.contains("fitted on 2 students, 32 swipes"), "\(prior.stdout) \(prior.stderr)")
         let priorJSON = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: priorFromStore))) as? [String: Any]
         #expect(priorJSON?["students"] as? Int == 2 && priorJSON?["swipes"] as? Int == 32)
