@@ -75,25 +75,9 @@ public enum ExplanationVariety {
         let digest: UInt64
 
         init(_ sentence: String) {
-            // The cursor's rule as one plain loop over the bytes (this runs for every candidate
-            // sentence of a deck).
-            var sentence = sentence
-            digest = sentence.withUTF8 { bytes in
+            digest = ExplanationVariety.withKeyCursor(sentence) { cursor in
                 var digest: UInt64 = 0xcbf29ce484222325
-                var inNumber = false
-                for byte in bytes {
-                    let isDigit = byte &- UInt8(ascii: "0") < 10
-                    if isDigit {
-                        if inNumber { continue }
-                        inNumber = true
-                        digest = (digest ^ UInt64(UInt8(ascii: "#"))) &* 0x100000001b3
-                    } else if inNumber && (byte == UInt8(ascii: ",") || byte == UInt8(ascii: ".")) {
-                        continue
-                    } else {
-                        inNumber = false
-                        digest = (digest ^ UInt64(byte)) &* 0x100000001b3
-                    }
-                }
+                while let byte = cursor.next() { digest = (digest ^ UInt64(byte)) &* 0x100000001b3 }
                 return digest
             }
         }
