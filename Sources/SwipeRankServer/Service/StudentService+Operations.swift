@@ -14,6 +14,11 @@ extension StudentService {
     /// Serves the next `count` cards and logs them (the impression log) before answering.
     func recommendations(_ studentID: String, count: Int, fields: CardFields, compressed: Bool, preload: Bool) async throws -> Data {
         try await withStudent(studentID) { live in
+            let key = live.deckKey(count: count, fields: fields, compressed: compressed, preload: preload)
+            if options.memoizeDeckRereads, let memo = live.deckMemo, memo.key == key {
+                deckMemoHits.add(1, ordering: .relaxed)
+                return ([], StudentUpdate(), memo.body)
+            }
             // The cards dealt before and not played come first (a retry returns the same
             // deck); only the rest are dealt now, and only those are logged as served.
             let deck = live.session.deck(count: count)
@@ -38,7 +43,12 @@ extension StudentService {
                                           fields: fields, compressed: compressed, summaries: summaryJSON, vocabulary: M.vocabulary),
                 learningState: response.learningState, totalSwipes: response.totalSwipes, preload: preload,
                 repeated: open.count, exhausted: live.session.unseenCount == 0)
-            return (events, StudentUpdate(), try WireJSON.encode(body))
+            let encoded = try WireJSON.encode(body)
+            // Only a re-read is kept: a deal stores events, which moves the key anyway.
+            if options.memoizeDeckRereads, events.isEmpty, encoded.count <= DeckMemo.maxBytes {
+                live.deckMemo = DeckMemo(key: key, body: encoded)
+            }
+            return (events, StudentUpdate(), encoded)
         }
     }
 

@@ -47,6 +47,11 @@ public struct ServiceOptions: Sendable {
     /// Check a cached session's version against the store before using it: needed when
     /// several instances share one database, useless (one extra read) with one instance.
     public var verifyCachedVersion = false
+    /// Keep each live session's last deck re-read (every card open, nothing dealt) and answer
+    /// the same request with the same bytes until the student's state changes, instead of
+    /// re-scoring the catalog: the answer is a function of that state, so this only saves
+    /// work. Off re-computes every read (tests compare the two).
+    public var memoizeDeckRereads = true
     /// Whether an append should store a snapshot: once `snapshotInterval` events (plus the
     /// student's `stagger`) have passed since the last one and the history has grown by
     /// `snapshotSpacing × historySize`.
@@ -89,8 +94,48 @@ struct LiveStudent<M: Matcher>: Sendable {
     /// measure of history; 0 without a snapshot).
     var snapshotHistory: Int
 
+    /// The last deck re-read's answer (`DeckMemo`), or nil.
+    var deckMemo: DeckMemo?
+
     /// What a snapshot of the session holds: served cards plus swipes.
     var history: Int { session.served.count + session.totalSwipes }
+
+    /// What a deck request's answer is a function of, besides this service's engine and
+    /// catalog (fixed for the service's life: a new model or catalog is a new service with an
+    /// empty cache): the request's parameters and where the student stands.
+    func deckKey(count: Int, fields: CardFields, compressed: Bool, preload: Bool) -> DeckMemo.Key {
+        DeckMemo.Key(count: count, fields: fields, compressed: compressed, preload: preload, version: record.version,
+                     served: session.served.count, swipes: session.totalSwipes)
+    }
+}
+
+/// The body of a student's last deck re-read (every card open, nothing dealt) and what it was
+/// computed from. Asked again with the same parameters before anything changes — a
+/// pull-to-refresh, a retried request, the home screen, another device — the same bytes are
+/// returned without re-scoring the catalog and re-encoding the cards: the answer is a pure
+/// function of the key (`ServiceOptions.memoizeDeckRereads`).
+struct DeckMemo: Sendable {
+    /// The request's parameters and the student's state. `version` moves with every stored
+    /// event (swipes, saves, feedback, profile changes); a rebuilt or migrated session starts
+    /// without a memo; `served` and `swipes` guard any in-memory change besides.
+    struct Key: Hashable, Sendable {
+        var count: Int
+        var fields: CardFields
+        var compressed: Bool
+        var preload: Bool
+        var version: Int
+        var served: Int
+        var swipes: Int
+    }
+
+    /// Bodies larger than this are not kept (a 200-card full preload), so the memo adds at
+    /// most this much to a cached session: 16 KiB × the default 2,000 sessions = 32 MiB.
+    static let maxBytes = 16 * 1024
+
+    /// What the body was computed from.
+    var key: Key
+    /// The encoded response.
+    var body: Data
 }
 
 /// The logic behind every `/student` route: loads a student's session (from the cache, else
@@ -119,6 +164,8 @@ final class StudentService<M: ServableMatcher>: Sendable {
     let catalogLog: (any CatalogLog)?
     /// An A/B test's arms over `engine`, or nil (everyone on `engine`).
     let arms: ArmEngines<M>?
+    /// Deck requests answered from a `DeckMemo` (tests check the memo is used).
+    let deckMemoHits = Atomic<Int>(0)
 
     init(engine: SwipeEngine<M>, store: any StudentStore, options: ServiceOptions, logger: Logger,
          locks: KeyedLock = KeyedLock(), migrations: MigrationLedger = MigrationLedger(), catalogSequence: Int = 0,
