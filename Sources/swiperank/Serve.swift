@@ -78,6 +78,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Live sessions cached in memory (env SWIPERANK_CACHE_SESSIONS; default 2000).")
     var cacheSessions: Int?
 
+    @Option(help: "on: a deck asked again before the student plays a card (a pull-to-refresh, a retry, the home screen) is answered with the bytes of the last identical read instead of re-scoring the catalog — the same answer, kept per cached session up to 16 KiB (env SWIPERANK_DECK_MEMO; default on).")
+    var deckMemo: String?
+
     @Option(help: "MiB of resolved students (each profile's terms and distances over every item: ~27 KiB on the 2,294 schools, ~9 MiB on a million items) kept per catalog for the students swiping now; an evicted one is recomputed on its next request (env SWIPERANK_STUDENT_CACHE_MIB; default 256).")
     var studentCacheMib: Int?
 
@@ -146,6 +149,9 @@ struct Serve: AsyncParsableCommand {
         config.service.cacheCapacity = try cacheSessions ?? Self.int(env["SWIPERANK_CACHE_SESSIONS"], "SWIPERANK_CACHE_SESSIONS")
             ?? config.service.cacheCapacity
         guard config.service.cacheCapacity >= 1 else { throw ValidationError("--cache-sessions must be at least 1") }
+        let memo = deckMemo ?? env["SWIPERANK_DECK_MEMO"] ?? "on"
+        guard ["on", "off"].contains(memo) else { throw ValidationError("--deck-memo must be on or off, got \(memo.prefix(16))") }
+        config.service.memoizeDeckRereads = memo == "on"
         config.service.snapshotInterval = try snapshotInterval ?? Self.int(env["SWIPERANK_SNAPSHOT_INTERVAL"], "SWIPERANK_SNAPSHOT_INTERVAL")
             ?? config.service.snapshotInterval
         guard config.service.snapshotInterval >= 1 else { throw ValidationError("--snapshot-interval must be at least 1") }

@@ -395,6 +395,8 @@ struct ExportLiveTests {
             let refused = try CLI.run(["serve", "--port", "0", "--database", dir.appendingPathComponent("bad.sqlite").path] + arguments)
             #expect(refused.status != 0 && refused.stderr.contains("--refit-prior"), "\(arguments): \(refused.stderr)")
         }
+        let memo = try CLI.run(["serve", "--port", "0", "--database", dir.appendingPathComponent("bad.sqlite").path, "--deck-memo", "yes"])
+        #expect(memo.status != 0 && memo.stderr.contains("--deck-memo must be on or off, got yes"), "\(memo.stderr)")
         let withFactors = try ServeLiveTests.Server(arguments: ["--database", dir.appendingPathComponent("factors.sqlite").path, "--factors", factors,
                                                                 "--refit-every", "6h", "--refit-prior", "on"])
         defer { withFactors.kill() }
