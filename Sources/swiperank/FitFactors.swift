@@ -32,15 +32,6 @@ struct FitFactors: AsyncParsableCommand {
     @Option(help: "With --store: α°, the confidence of a card served and never answered (≥ 0; 0: as if never served).")
     var shownConfidence: Double = 1
 
-    @Option(help: "With --interactions: the app's dwell times and reactions about the swipes, a CSV (student_id, item_id, kind dwell_ms or reaction, value). They weigh the answers with --reaction-boost and --dwell-boost; with --choose, settings weighed by them (those boosts, else 1 and 0.5) are offered beside the plain ones. --store reads them from the store's app events instead.")
-    var signals: String?
-
-    @Option(help: "With --store or --signals: how much more an answer the app reacted to counts (its swipe_reaction events: the answer's confidence × (1 + this); ≥ 0, default 0: ignored).")
-    var reactionBoost: Double = 0
-
-    @Option(help: "With --store or --signals: how much the app's focus dwell time on a card moves its answer's confidence (× exp(±this · z), z the log-ratio to the log's median dwell, clamped to ±2; ≥ 0, default 0: ignored).")
-    var dwellBoost: Double = 0
-
     @Option(help: "The students CSV (only for --choose: the prior the factors are weighed against needs profiles; colleges default to datasets/students.csv, --schema catalogs to everyone in the log).")
     var students: String?
 
@@ -68,7 +59,7 @@ struct FitFactors: AsyncParsableCommand {
     @Option(help: "γ in units of the catalog's calibration scale: how much the collaborative affinity moves the ranking (≥ 0).")
     var weight: Double = 16
 
-    @Flag(help: "Choose the settings and γ on a time split of the log instead (FactorFit.chooseOptions; overrides the settings above).")
+    @Flag(help: "Choose the settings and γ on a time split of the log instead (FactorFit.chooseOptions; overrides the settings above). With --signals, settings weighed by them (--reaction-boost and --dwell-boost, else 1 and 0.5) are offered beside the plain ones.")
     var choose = false
 
     @Option(help: "With --choose: the exposure weight β of the population prior the factors are weighed against.")
@@ -82,6 +73,8 @@ struct FitFactors: AsyncParsableCommand {
 
     @OptionGroup var catalogOptions: CatalogOptions
 
+    @OptionGroup var signalOptions: SignalOptions
+
     func validate() throws {
         guard (1...1_024).contains(dimension) else { throw ValidationError("--dimension must be in 1...1024, got \(dimension)") }
         guard regularization.isFinite && regularization > 0 else { throw ValidationError("--regularization must be positive, got \(regularization)") }
@@ -93,12 +86,7 @@ struct FitFactors: AsyncParsableCommand {
         guard weight.isFinite && weight >= 0 else { throw ValidationError("--weight must be finite and not negative, got \(weight)") }
         guard exposureWeight.isFinite && exposureWeight >= 0 else { throw ValidationError("--exposure-weight must not be negative") }
         guard shownConfidence.isFinite && shownConfidence >= 0 else { throw ValidationError("--shown-confidence must not be negative") }
-        for (name, value) in [("--reaction-boost", reactionBoost), ("--dwell-boost", dwellBoost)] {
-            guard value.isFinite && value >= 0 else { throw ValidationError("\(name) must be finite and not negative, got \(value)") }
-            if value > 0 && store == nil && signals == nil { throw ValidationError("\(name) weighs answers by the app's events: it needs --store or --signals") }
-        }
-        if store != nil && choose { throw ValidationError("--choose needs --interactions (it holds each student's last 30% out by time)") }
-        if store != nil && signals != nil { throw ValidationError("--signals goes with --interactions: --store reads the app's events from the store") }
+        try signalOptions.validate(readingStore: store != nil)
     }
 
     func run() async throws {
@@ -123,26 +111,15 @@ struct FitFactors: AsyncParsableCommand {
             let log = try readInteractions(interactions, itemIDs: Set(engine.matcher.catalog.ids), studentIDs: users.map { Set($0.map(\.id)) },
                                            policy: policy)
             try fit(engine, { users ?? DatasetStudent.everyone(in: log, profile: ItemProfile()) }, log,
-                    signals: try readSignals(itemIDs: Set(engine.matcher.catalog.ids), policy: policy))
+                    signals: try signalOptions.read(itemIDs: Set(engine.matcher.catalog.ids), policy: policy))
         } else {
             let engine = SwipeEngine(matcher: try catalogOptions.schoolMatcher())
             let path = students ?? "datasets/students.csv"
             let roster = choose ? try loadRows { () throws(DataError) in try StudentsFile.read(CSVTable(contentsOfFile: path), policy: policy) } : nil
             let log = try readInteractions(interactions, itemIDs: Set(engine.matcher.catalog.ids), studentIDs: roster.map { Set($0.map(\.id)) },
                                            policy: policy)
-            try fit(engine, { roster ?? [] }, log, signals: try readSignals(itemIDs: Set(engine.matcher.catalog.ids), policy: policy))
+            try fit(engine, { roster ?? [] }, log, signals: try signalOptions.read(itemIDs: Set(engine.matcher.catalog.ids), policy: policy))
         }
-    }
-
-    /// `--signals`: the CSV's dwell times and reactions (none without the option), bad rows
-    /// reported on stderr.
-    func readSignals(itemIDs: Set<String>, policy: BadRowPolicy) throws -> [EngagementSignal] {
-        guard let signals else { return [] }
-        let read = try loadRows { () throws(DataError) in
-            try SignalsFile.read(CSVTable(contentsOfFile: signals), itemIDs: itemIDs, policy: policy)
-        }
-        print("read \(read.count) dwell times and reactions from \(signals)")
-        return read
     }
 
     /// The default catalog's log from the service's store.
@@ -156,7 +133,7 @@ struct FitFactors: AsyncParsableCommand {
         let result = Mutex<LoggedSwipes?>(nil)
         try await withStore(name, sqlitePath: database ?? "swiperank.sqlite", mustExist: true, logger: Logger(label: "swiperank.fit-factors")) { store, _ in
             do {
-                let log = try await LoggedSwipes.read(from: store, itemIDs: ids, signals: reactionBoost > 0 || dwellBoost > 0)
+                let log = try await LoggedSwipes.read(from: store, itemIDs: ids, signals: signalOptions.weighs)
                 result.withLock { $0 = log }
             } catch {
                 throw CLIError("reading the store: \(error)")
@@ -178,13 +155,13 @@ struct FitFactors: AsyncParsableCommand {
         options.featureInformed = !noFeaturePrior
         options.seed = seed
         if store != nil { options.shownConfidence = shownConfidence }
-        (options.reactionBoost, options.dwellBoost) = (reactionBoost, dwellBoost)
+        (options.reactionBoost, options.dwellBoost) = (signalOptions.reactionBoost, signalOptions.dwellBoost)
         var gamma = weight * scale
         let start = Date()
         do {
             if choose {
                 // With signals, the same settings weighed by them are offered beside the plain ones.
-                let boosts = reactionBoost > 0 || dwellBoost > 0 ? (reactionBoost, dwellBoost) : FamilyEvaluation.signalBoosts
+                let boosts = signalOptions.weighs ? (signalOptions.reactionBoost, signalOptions.dwellBoost) : FamilyEvaluation.signalBoosts
                 let candidates = signals.isEmpty ? FactorFit.optionCandidates : FactorFit.optionCandidates + FactorFit.optionCandidates.map {
                     var o = $0
                     (o.reactionBoost, o.dwellBoost) = boosts

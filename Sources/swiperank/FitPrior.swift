@@ -33,19 +33,12 @@ struct FitPrior: AsyncParsableCommand {
     @Option(help: "The prior file to write (JSON).")
     var output: String
 
-    @Option(help: "With --interactions: the app's dwell times and reactions about the swipes, a CSV (student_id, item_id, kind dwell_ms or reaction, value), weighing the answers with --reaction-boost and --dwell-boost. --store reads them from the store's app events instead.")
-    var signals: String?
-
-    @Option(help: "With --store or --signals: how much more an answer the app reacted to counts (its weight × (1 + this) in its student's model and its item's effect; ≥ 0, default 0: ignored).")
-    var reactionBoost: Double = 0
-
-    @Option(help: "With --store or --signals: how much the app's focus dwell time on a card moves its answer's weight (× exp(±this · z), z the log-ratio to the log's median dwell, clamped to ±2; ≥ 0, default 0: ignored).")
-    var dwellBoost: Double = 0
-
     @Flag(help: "Skip bad rows of the CSVs (each one is reported) instead of stopping.")
     var skipBadRows = false
 
     @OptionGroup var catalogOptions: CatalogOptions
+
+    @OptionGroup var signalOptions: SignalOptions
 
     func validate() throws {
         guard itemPrecision.isFinite && itemPrecision > 0 && itemPrecision <= 1e6 else {
@@ -53,11 +46,7 @@ struct FitPrior: AsyncParsableCommand {
         }
         if store != nil && students != nil { throw ValidationError("--students goes with --interactions: --store reads the stored profiles") }
         if store == nil && database != nil { throw ValidationError("--database needs --store sqlite") }
-        for (name, value) in [("--reaction-boost", reactionBoost), ("--dwell-boost", dwellBoost)] {
-            guard value.isFinite && value >= 0 && value <= 1e6 else { throw ValidationError("\(name) must be in [0, 1e6], got \(value)") }
-            if value > 0 && store == nil && signals == nil { throw ValidationError("\(name) weighs answers by the app's events: it needs --store or --signals") }
-        }
-        if store != nil && signals != nil { throw ValidationError("--signals goes with --interactions: --store reads the app's events from the store") }
+        try signalOptions.validate(readingStore: store != nil)
     }
 
     func run() async throws {
@@ -80,13 +69,13 @@ struct FitPrior: AsyncParsableCommand {
             }
             let log = try readLog(itemIDs: Set(matcher.catalog.ids), studentIDs: users.map { Set($0.map(\.id)) }, policy: policy)
             let roster = users ?? DatasetStudent.everyone(in: log, profile: ItemProfile())
-            prior = try fit(engine, roster, log, signals: try readSignals(itemIDs: Set(matcher.catalog.ids), policy: policy))
+            prior = try fit(engine, roster, log, signals: try signalOptions.read(itemIDs: Set(matcher.catalog.ids), policy: policy))
         } else {
             let engine = SwipeEngine(matcher: try catalogOptions.schoolMatcher())
             let path = students ?? "datasets/students.csv"
             let roster = try load { () throws(DataError) in try StudentsFile.read(CSVTable(contentsOfFile: path), policy: policy) }
             let log = try readLog(itemIDs: Set(engine.matcher.catalog.ids), studentIDs: Set(roster.map(\.id)), policy: policy)
-            prior = try fit(engine, roster, log, signals: try readSignals(itemIDs: Set(engine.matcher.catalog.ids), policy: policy))
+            prior = try fit(engine, roster, log, signals: try signalOptions.read(itemIDs: Set(engine.matcher.catalog.ids), policy: policy))
         }
         try writeOutput(String(decoding: prior.jsonData(), as: UTF8.self) + "\n", to: output)
         let shift = prior.weightShift.map { $0 * $0 }.reduce(0, +).squareRoot()
@@ -103,7 +92,7 @@ struct FitPrior: AsyncParsableCommand {
         let read = Mutex<(PriorFitInput<M>, Int)?>(nil)
         try await withStore(name, sqlitePath: database ?? "swiperank.sqlite", mustExist: true, logger: Logger(label: "swiperank.fit-prior")) { store, _ in
             do {
-                let log = try await LoggedSwipes.read(from: store, itemIDs: Set(engine.matcher.catalog.ids), signals: reactionBoost > 0 || dwellBoost > 0)
+                let log = try await LoggedSwipes.read(from: store, itemIDs: Set(engine.matcher.catalog.ids), signals: signalOptions.weighs)
                 let input = try await PriorFitInput.read(from: store, log: log, engine: engine)
                 read.withLock { $0 = input }
             } catch {
@@ -116,17 +105,6 @@ struct FitPrior: AsyncParsableCommand {
               + (skipped > 0 ? " (\(skipped) left out: erased, or a stored profile that no longer decodes)" : ""))
         return try fit(input.engine, input.students.map { DatasetStudent(id: $0.id, profile: $0.profile) }, input.log.interactions,
                        signals: input.log.signals)
-    }
-
-    /// `--signals`: the CSV's dwell times and reactions (none without the option), bad rows
-    /// reported on stderr.
-    func readSignals(itemIDs: Set<String>, policy: BadRowPolicy) throws -> [EngagementSignal] {
-        guard let signals else { return [] }
-        let read = try loadRows { () throws(DataError) in
-            try SignalsFile.read(CSVTable(contentsOfFile: signals), itemIDs: itemIDs, policy: policy)
-        }
-        print("read \(read.count) dwell times and reactions from \(signals)")
-        return read
     }
 
     /// The prior; with a boost, the answers weighed by `signals` (`AnswerStrengths`), after an
@@ -145,12 +123,12 @@ struct FitPrior: AsyncParsableCommand {
                 beta = choice.weight
             }
             var strengths: AnswerStrengths?
-            if reactionBoost > 0 || dwellBoost > 0 {
+            if signalOptions.weighs {
                 var answers: [String: [String: Bool]] = [:]
                 for x in log.sorted(by: { ($0.studentID, $0.timestamp, $0.itemID) < ($1.studentID, $1.timestamp, $1.itemID) }) {
                     answers[x.studentID, default: [:]][x.itemID] = x.action == .like  // the latest answer of a pair
                 }
-                strengths = AnswerStrengths(signals: signals, answers: answers, reactionBoost: reactionBoost, dwellBoost: dwellBoost)
+                strengths = AnswerStrengths(signals: signals, answers: answers, reactionBoost: signalOptions.reactionBoost, dwellBoost: signalOptions.dwellBoost)
             }
             return try PopulationFit.fit(engine: engine, students: roster, interactions: log, itemPrecision: itemPrecision, exposureWeight: beta,
                                          strengths: strengths)
