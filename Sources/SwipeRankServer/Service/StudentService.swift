@@ -44,8 +44,10 @@ public struct ServiceOptions: Sendable {
     /// Walk every stored student at start-up and migrate those stored under another catalog or
     /// model (`MigrationSweepService`); off, each is migrated on its first request.
     public var migrationSweep = true
-    /// Check a cached session's version against the store before using it: needed when
-    /// several instances share one database, useless (one extra read) with one instance.
+    /// Check a cached session's version against the store before its answer counts — after a
+    /// read ran (or a write was rejected); a write is checked by its append, which expects the
+    /// cached version — and rebuild a stale one: needed when several instances share one
+    /// database, useless (one extra read per read) with one instance.
     public var verifyCachedVersion = false
     /// Keep each live session's last deck re-read (every card open, nothing dealt) and answer
     /// the same request with the same bytes until the student's state changes, instead of
@@ -205,19 +207,25 @@ final class StudentService<M: ServableMatcher>: Sendable {
     ) async throws -> T {
         try await locks.withLock(studentID) {
             for _ in 0..<3 {
-                var live = try await load(studentID)
+                var (live, current) = try await load(studentID)
                 let outcome: (events: [StoredEvent], update: StudentUpdate, result: T)
                 do {
                     outcome = try await body(&live)
                 } catch let error as APIError {
+                    // A session that may be stale is checked before its answer counts: the
+                    // rejection may be stale too. Rebuilt, the request runs again.
+                    if !current, try await isStale(live) { continue }
                     // The engine rejected the request and left the session as it was.
                     cache.put(studentID, live)
                     throw error
                 }
                 guard !outcome.events.isEmpty else {
+                    if !current, try await isStale(live) { continue }
                     cache.put(studentID, live)
                     return outcome.result
                 }
+                // A write needs no check before it: the append expects the cached version, and a
+                // stale session conflicts below (one round trip per swipe instead of two).
                 precondition(outcome.update.profile == nil, "profile changes go through setProfile, which rebuilds the session")
                 precondition(outcome.update.snapshot == nil, "snapshots are written by `snapshots`, after the append")
                 switch try await store.append(outcome.events, to: studentID, expectedVersion: live.record.version, update: outcome.update) {
@@ -309,13 +317,17 @@ final class StudentService<M: ServableMatcher>: Sendable {
         APIError.notFound("this student has no profile yet: PUT /student/profile first", details: ["resource": .string("profile")])
     }
 
-    private func load(_ studentID: String) async throws -> LiveStudent<M> {
-        if let live = cache.take(studentID) {
-            guard options.verifyCachedVersion else { return live }
-            let current = try await storeCall { try await self.store.student(studentID) }
-            if let current, current.version == live.record.version { return live }
-        }
-        return try await rebuild(try await record(studentID))
+    private func load(_ studentID: String) async throws -> (live: LiveStudent<M>, current: Bool) {
+        // With several instances a cached session may be behind the store: it is not checked
+        // here but after the request ran (`isStale`), or by the append's expected version.
+        if let live = cache.take(studentID) { return (live, !options.verifyCachedVersion) }
+        return (try await rebuild(try await record(studentID)), true)
+    }
+
+    /// Whether another instance moved the student past a cached session (one read).
+    private func isStale(_ live: LiveStudent<M>) async throws -> Bool {
+        let stored = try await storeCall { try await self.store.student(live.record.studentID) }
+        return stored?.version != live.record.version
     }
 
     /// Rebuilds the session: the snapshot (or the profile, with past swipes and saves carried
