@@ -23,6 +23,17 @@ extension PostgresStore: StudentStore {
         }
     }
 
+    /// See `StudentStore.studentVersion(_:)`: one indexed row, no profile or snapshot.
+    ///
+    /// - Parameter studentID: The student.
+    public func studentVersion(_ studentID: String) async throws(StoreError) -> Int? {
+        try await call("reading a student's version") {
+            let rows = try await client.query("SELECT version FROM students WHERE student_id = \(studentID)", logger: logger)
+            for try await version in rows.decode(Int.self) { return version }
+            return nil
+        }
+    }
+
     /// See `StudentStore.events(of:after:kinds:limit:)`.
     ///
     /// - Parameters:

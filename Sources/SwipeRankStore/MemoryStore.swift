@@ -28,6 +28,13 @@ public final class MemoryStore: StudentStore {
         students.withLock { $0[studentID]?.record }
     }
 
+    /// See `StudentStore.studentVersion(_:)`.
+    ///
+    /// - Parameter studentID: The student.
+    public func studentVersion(_ studentID: String) async throws(StoreError) -> Int? {
+        students.withLock { $0[studentID]?.record.version }
+    }
+
     /// See `StudentStore.events(of:after:kinds:limit:)`.
     ///
     /// - Parameters:

@@ -246,6 +246,22 @@ public final class SQLiteStore: StudentStore {
         }
     }
 
+    /// See `StudentStore.studentVersion(_:)`: the log's last event's sequence number.
+    ///
+    /// - Parameter studentID: The student.
+    public func studentVersion(_ studentID: String) async throws(StoreError) -> Int? {
+        try await read { db in
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT (SELECT MAX(seq) FROM events WHERE student_id = s.student_id) AS version
+                FROM students s WHERE s.student_id = ?
+                """), arguments: [studentID]) else {
+                return nil
+            }
+            let version: Int? = row["version"]
+            return version ?? 0
+        }
+    }
+
     /// See `StudentStore.events(of:after:kinds:limit:)`.
     ///
     /// - Parameters:

@@ -19,6 +19,15 @@ public protocol StudentStore: Sendable {
     /// - Throws: `StoreError` if the store cannot be read.
     func student(_ studentID: String) async throws(StoreError) -> StudentRecord?
 
+    /// The student's version alone (`StudentRecord.version`), or nil without a record: what a
+    /// cached session is checked against with several instances, once per read — without the
+    /// profile and the snapshot (tens of KB) that `student(_:)` reads. The default reads the
+    /// record.
+    ///
+    /// - Parameter studentID: The student.
+    /// - Throws: `StoreError` if the store cannot be read.
+    func studentVersion(_ studentID: String) async throws(StoreError) -> Int?
+
     /// The student's events with `seq > after`, ascending, at most `limit`, optionally only of
     /// some kinds.
     ///
@@ -244,4 +253,13 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The message.
     public var description: String { message }
+}
+
+extension StudentStore {
+    /// See `StudentStore.studentVersion(_:)`: the record's version.
+    ///
+    /// - Parameter studentID: The student.
+    public func studentVersion(_ studentID: String) async throws(StoreError) -> Int? {
+        try await student(studentID)?.version
+    }
 }

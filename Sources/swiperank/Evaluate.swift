@@ -259,6 +259,17 @@ struct Evaluate: ParsableCommand {
                    let boosted = table.first(where: { $0.options.reactionBoost > 0 || $0.options.dwellBoost > 0 }) {
                     print("  validation NDCG@10 on the population's time split: swipes only \(f(plain.ndcg, 4)), with signals \(f(boosted.ndcg, 4))")
                 }
+                // The prior alone (engine_population_prior): what the signals do to it.
+                let priorBase = outcome.priorArms[0].result.servedNDCG.last!
+                for arm in outcome.priorArms {
+                    let served = arm.result.servedNDCG
+                    let ci = Bootstrap.meanInterval(served.last!, using: &rng)
+                    let d = zip(served.last!, priorBase).map { $0 - $1 }
+                    let dci = Bootstrap.meanInterval(d, using: &rng)
+                    let delta = arm.name == outcome.priorArms[0].name ? "" : "\(f(Bootstrap.mean(d), 3)) [\(f(dci.lower, 3)), \(f(dci.upper, 3))]"
+                    print(pad(arm.name, 20) + SimulationPolicyResult.means(served).map { pad(f($0, 3), 8, left: true) }.joined()
+                          + "   [\(f(ci.lower, 3)), \(f(ci.upper, 3))]   " + delta)
+                }
             }
         }
         print("")
@@ -266,6 +277,8 @@ struct Evaluate: ParsableCommand {
         print("with probability 0.3 (2v − 1)²; informative: v = the student's probability of liking the card; noise: v uniform.")
         print("signals weigh each answer's confidence in the fit (FactorFit.Options: reactions × (1 + 1), dwell × exp(±0.5 z));")
         print("\"signals if chosen\" offers those settings to the time-split choice beside the plain ones. engine_collaborative serves.")
+        print("prior rows: engine_population_prior (no factors) with the prior fitted on the swipes, then with each answer's weight")
+        print("in its student's model and its item's effect × the same reaction and dwell factors; the difference is to the first.")
     }
 
     /// Reads the students (in the matcher's format) and the interactions, honoring

@@ -124,11 +124,8 @@ struct FitPrior: AsyncParsableCommand {
             }
             var strengths: AnswerStrengths?
             if signalOptions.weighs {
-                var answers: [String: [String: Bool]] = [:]
-                for x in log.sorted(by: { ($0.studentID, $0.timestamp, $0.itemID) < ($1.studentID, $1.timestamp, $1.itemID) }) {
-                    answers[x.studentID, default: [:]][x.itemID] = x.action == .like  // the latest answer of a pair
-                }
-                strengths = AnswerStrengths(signals: signals, answers: answers, reactionBoost: signalOptions.reactionBoost, dwellBoost: signalOptions.dwellBoost)
+                strengths = AnswerStrengths(signals: signals, interactions: log, reactionBoost: signalOptions.reactionBoost,
+                                            dwellBoost: signalOptions.dwellBoost)
             }
             return try PopulationFit.fit(engine: engine, students: roster, interactions: log, itemPrecision: itemPrecision, exposureWeight: beta,
                                          strengths: strengths)

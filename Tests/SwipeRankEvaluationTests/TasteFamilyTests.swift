@@ -112,5 +112,10 @@ struct TasteFamilyTests {
                                               swipes: 10, seed: 3, factorCandidates: [options])
         #expect(family.populationSwipes == 300)
         #expect(family.choice.weight == outcome.arms[0].choice.weight)
+        // The prior alone, plain then weighed: the plain one is the family's own prior arm.
+        #expect(outcome.priorArms.map(\.name) == ["prior, swipes only", "prior, signals"])
+        #expect(outcome.priorArms.allSatisfy { $0.result.policy == .enginePopulationPrior && $0.result.servedNDCG.allSatisfy { $0.count == 4 } })
+        let familyPrior = try #require(family.results.first { $0.policy == .enginePopulationPrior })
+        #expect(outcome.priorArms[0].result.servedNDCG == familyPrior.servedNDCG)
     }
 }

@@ -192,7 +192,9 @@ import Testing
             #expect(events.map(\.seq) == (0..<log.count).map { $0 + 1 })
             #expect(events.map(\.kind) == log.map(\.kind))
             #expect(try await store.student(id)?.version ?? 0 == log.count)
+            #expect(try await store.studentVersion(id) == store.student(id)?.version)
         }
+        #expect(try await store.studentVersion("never") == nil)
     }
 
     @Test("concurrent appends: per student and round exactly one of the racing writers wins; losers write nothing",

@@ -36,6 +36,24 @@ public struct Interaction: Sendable, Hashable {
     }
 }
 
+extension AnswerStrengths {
+    /// The strengths of a log's answers: each (student, item) pair's latest answer (by
+    /// timestamp, then item id) is the one the signals weigh.
+    ///
+    /// - Parameters:
+    ///   - signals: The signals, any order.
+    ///   - interactions: The log, any order.
+    ///   - reactionBoost: ≥ 0.
+    ///   - dwellBoost: ≥ 0.
+    public init(signals: [EngagementSignal], interactions: [Interaction], reactionBoost: Double, dwellBoost: Double) {
+        var answers: [String: [String: Bool]] = [:]
+        for x in interactions.sorted(by: { ($0.studentID, $0.timestamp, $0.itemID) < ($1.studentID, $1.timestamp, $1.itemID) }) {
+            answers[x.studentID, default: [:]][x.itemID] = x.action == .like
+        }
+        self.init(signals: signals, answers: answers, reactionBoost: reactionBoost, dwellBoost: dwellBoost)
+    }
+}
+
 /// The interactions CSV: `student_id`, `item_id`, `action` (`like`/`dislike`), `timestamp`
 /// (an integer), and optionally `is_probe` (`true`/`false`/`1`/`0`) and `propensity` (in
 /// (0, 1]).

@@ -100,11 +100,16 @@ public enum FamilyEvaluation {
         public let arms: [Arm]
         /// Signals in the population's log.
         public let signalCount: Int
+        /// The population prior alone (`engine_population_prior`, no factors) fitted on the
+        /// swipes, then with every answer weighed by the signals about it (`signalBoosts`):
+        /// what the signals do to the prior, apart from the factors.
+        public let priorArms: [(name: String, result: SimulationPolicyResult)]
     }
 
     /// Runs one family three ways: the population's factors fitted on the swipes alone; with
     /// every answer weighed by the signals about it (`signalBoosts`); and with the signal
-    /// settings offered to the choice beside the plain ones, so the time split decides. The
+    /// settings offered to the choice beside the plain ones, so the time split decides. Then
+    /// the prior alone, fitted on the swipes and weighed by the signals (`priorArms`). The
     /// population's swipes, the prior and the evaluated students' answers are the same in all
     /// three; the engine with prior and factors (`engine_collaborative`) serves.
     ///
@@ -148,6 +153,14 @@ public enum FamilyEvaluation {
             let result = try evaluator.run(students: students, swipes: swipes, policies: [.engineCollaborative], seed: seed)[0]
             arms.append(.init(name: name, choice: choice, result: result))
         }
-        return SignalOutcome(family: family, model: model, arms: arms, signalCount: signals.count)
+        let strengths = AnswerStrengths(signals: signals, interactions: log, reactionBoost: signalBoosts.reaction, dwellBoost: signalBoosts.dwell)
+        let weighed = try PopulationFit.fit(engine: engine, students: population, interactions: log, strengths: strengths)
+        var priorArms: [(name: String, result: SimulationPolicyResult)] = []
+        for (name, fitted) in [("prior, swipes only", prior), ("prior, signals", weighed)] {
+            var alone = evaluator
+            alone.population = fitted
+            priorArms.append((name, try alone.run(students: students, swipes: swipes, policies: [.enginePopulationPrior], seed: seed)[0]))
+        }
+        return SignalOutcome(family: family, model: model, arms: arms, signalCount: signals.count, priorArms: priorArms)
     }
 }

@@ -62,6 +62,10 @@ extension NamespacedStore: StudentStore {
         return record
     }
 
+    func studentVersion(_ studentID: String) async throws(StoreError) -> Int? {
+        try await inner.studentVersion(key(studentID))
+    }
+
     func events(of studentID: String, after: Int, kinds: Set<EventKind>?, limit: Int) async throws(StoreError) -> [StoredEvent] {
         try await inner.events(of: key(studentID), after: after, kinds: kinds, limit: limit)
     }

@@ -326,8 +326,8 @@ final class StudentService<M: ServableMatcher>: Sendable {
 
     /// Whether another instance moved the student past a cached session (one read).
     private func isStale(_ live: LiveStudent<M>) async throws -> Bool {
-        let stored = try await storeCall { try await self.store.student(live.record.studentID) }
-        return stored?.version != live.record.version
+        let stored = try await storeCall { try await self.store.studentVersion(live.record.studentID) }
+        return stored != live.record.version
     }
 
     /// Rebuilds the session: the snapshot (or the profile, with past swipes and saves carried
