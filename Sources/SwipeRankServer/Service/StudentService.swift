@@ -8,7 +8,8 @@ import Synchronization
 /// Limits and policies of the student service.
 public struct ServiceOptions: Sendable {
     /// Live sessions kept in memory (O(swipes) each: ~19 KB after 40 swipes on any catalog size,
-    /// the resolved students' per-item arrays being in the engine's own bounded cache).
+    /// the resolved students' per-item arrays being in the engine's own bounded cache), plus
+    /// the last deck re-read's bytes, at most 16 KiB (`memoizeDeckRereads`).
     public var cacheCapacity = 2_000
     /// The fewest events between two stored snapshots (fewer served decks to replay on a
     /// cache miss). See `snapshotSpacing` for long histories.
