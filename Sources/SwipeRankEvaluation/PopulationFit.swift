@@ -323,3 +323,96 @@ public enum SignalModel: String, Sendable, Hashable, CaseIterable {
         return out
     }
 }
+
+extension PopulationFit {
+
+    /// A setting of how the app's signals weigh answers (`AnswerStrengths`): 0 and 0 is the
+    /// plain fit.
+    public struct SignalBoosts: Sendable, Hashable {
+        /// An answer the app reacted to counts × (1 + this).
+        public var reaction: Double
+        /// A dwell time moves an answer's weight × exp(±this · z).
+        public var dwell: Double
+
+        /// Creates a setting (both ≥ 0).
+        public init(reaction: Double, dwell: Double) {
+            self.reaction = reaction
+            self.dwell = dwell
+        }
+
+        /// No weighing: every answer 1.
+        public static let none = SignalBoosts(reaction: 0, dwell: 0)
+    }
+
+    /// What `chooseSignalBoosts` found.
+    public struct SignalBoostChoice: Sendable, Hashable {
+        /// The chosen setting: the best validation NDCG@k; on a tie the one tried first (the
+        /// plain fit comes first).
+        public let boosts: SignalBoosts
+        /// Every candidate with its mean validation NDCG@k, in the order tried.
+        public let candidates: [Candidate]
+        /// Students with a validation like (those the means are over).
+        public let students: Int
+
+        /// One candidate's result.
+        public struct Candidate: Sendable, Hashable {
+            /// The setting.
+            public let boosts: SignalBoosts
+            /// Mean NDCG@k over the validation students.
+            public let ndcg: Double
+        }
+    }
+
+    /// Chooses whether (and how much) the app's signals weigh the prior's answers, by the
+    /// procedure of `chooseExposureWeight`: each student's log split in time, a prior fitted on
+    /// the fit parts per candidate (its answers weighed by the signals about them), each student
+    /// learning their own fit part on top of it, and every candidate scored by tie-aware NDCG@k
+    /// of the validation likes over the items not swiped in the fit part. The plain fit is always
+    /// a candidate and wins ties, so signals are taken only when the log itself says they help.
+    ///
+    /// - Parameters:
+    ///   - engine: The engine (without a population prior).
+    ///   - students: The students of the log.
+    ///   - interactions: Their swipes (training swipes only).
+    ///   - signals: The app's dwell times and reactions, any order.
+    ///   - candidates: Settings to try beside the plain fit (each boost ≥ 0).
+    ///   - validationFraction: The share of each student's swipes validated on, in (0, 1).
+    ///   - k: The cut-off (> 0).
+    ///   - itemPrecision: As in `fit`.
+    ///   - exposureWeight: As in `fit` (the same for every candidate).
+    /// - Returns: The choice and every candidate's score.
+    /// - Throws: Errors of `fit`.
+    /// - Complexity: O(candidates × (swipes × D² + students × N log N)).
+    public static func chooseSignalBoosts<M: Matcher>(engine: SwipeEngine<M>, students: [DatasetStudent<M.Profile>],
+                                                      interactions: [Interaction], signals: [EngagementSignal],
+                                                      candidates: [SignalBoosts] = [SignalBoosts(reaction: 1, dwell: 0.5)],
+                                                      validationFraction: Double = 0.3, k: Int = 10, itemPrecision: Double = 5,
+                                                      exposureWeight: Double = 0) throws -> SignalBoostChoice {
+        precondition(candidates.allSatisfy { $0.reaction >= 0 && $0.dwell >= 0 && $0.reaction.isFinite && $0.dwell.isFinite },
+                     "boosts must be finite and not negative")
+        precondition(validationFraction > 0 && validationFraction < 1 && k > 0, "a validation fraction in (0, 1) and k > 0")
+        let (fitPart, fitByStudent, validation) = timeSplit(interactions, validationFraction: validationFraction)
+        var tried: [SignalBoosts] = [.none]
+        for c in candidates where !tried.contains(c) { tried.append(c) }
+        var results: [SignalBoostChoice.Candidate] = []
+        var counted = 0
+        for boosts in tried {
+            let strengths = boosts == .none ? nil
+                : AnswerStrengths(signals: signals, interactions: fitPart, reactionBoost: boosts.reaction, dwellBoost: boosts.dwell)
+            let prior = try fit(engine: engine, students: students, interactions: fitPart, itemPrecision: itemPrecision,
+                                exposureWeight: exposureWeight, strengths: strengths)
+            let cases = try validationCases(prior: try engine.withPopulation(prior), students: students, fitByStudent: fitByStudent,
+                                            validation: validation)
+            // The learned raw scores already rank as a deck does: with the item and exposure effects.
+            var sum = 0.0
+            for v in cases {
+                sum += RankingMetrics.tieAware(scores: v.rows.map { v.scores[$0] }, relevant: v.relevant, k: k).ndcg
+            }
+            counted = cases.count
+            results.append(.init(boosts: boosts, ndcg: counted == 0 ? 0 : sum / Double(counted)))
+        }
+        var best = 0
+        for c in results.indices where results[c].ndcg > results[best].ndcg { best = c }
+        return SignalBoostChoice(boosts: results[best].boosts, candidates: results, students: counted)
+    }
+}

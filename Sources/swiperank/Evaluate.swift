@@ -270,6 +270,10 @@ struct Evaluate: ParsableCommand {
                     print(pad(arm.name, 20) + SimulationPolicyResult.means(served).map { pad(f($0, 3), 8, left: true) }.joined()
                           + "   [\(f(ci.lower, 3)), \(f(ci.upper, 3))]   " + delta)
                 }
+                let choice = outcome.priorChoice
+                print("  the prior's choice on the population's time split (\(choice.students) students), validation NDCG@10: plain "
+                      + "\(f(choice.candidates[0].ndcg, 4)), with signals \(f(choice.candidates[1].ndcg, 4)): "
+                      + (choice.boosts == .none ? "plain" : "signals"))
             }
         }
         print("")
@@ -278,7 +282,8 @@ struct Evaluate: ParsableCommand {
         print("signals weigh each answer's confidence in the fit (FactorFit.Options: reactions × (1 + 1), dwell × exp(±0.5 z));")
         print("\"signals if chosen\" offers those settings to the time-split choice beside the plain ones. engine_collaborative serves.")
         print("prior rows: engine_population_prior (no factors) with the prior fitted on the swipes, then with each answer's weight")
-        print("in its student's model and its item's effect × the same reaction and dwell factors; the difference is to the first.")
+        print("in its student's model and its item's effect × the same reaction and dwell factors; \"if chosen\" serves the one")
+        print("PopulationFit.chooseSignalBoosts picks on the population's time split. Differences are to the first.")
     }
 
     /// Reads the students (in the matcher's format) and the interactions, honoring

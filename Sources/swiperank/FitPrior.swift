@@ -40,6 +40,9 @@ struct FitPrior: AsyncParsableCommand {
 
     @OptionGroup var signalOptions: SignalOptions
 
+    @Flag(help: "With --signals or --store: choose on a time split of the log (each student's last 30% validating) between the plain prior and one weighed by the signals (--reaction-boost and --dwell-boost, else 1 and 0.5); the plain one wins ties.")
+    var chooseSignals = false
+
     func validate() throws {
         guard itemPrecision.isFinite && itemPrecision > 0 && itemPrecision <= 1e6 else {
             throw ValidationError("--item-precision must be in (0, 1e6], got \(itemPrecision)")
@@ -47,6 +50,9 @@ struct FitPrior: AsyncParsableCommand {
         if store != nil && students != nil { throw ValidationError("--students goes with --interactions: --store reads the stored profiles") }
         if store == nil && database != nil { throw ValidationError("--database needs --store sqlite") }
         try signalOptions.validate(readingStore: store != nil)
+        if chooseSignals && store == nil && signalOptions.signals == nil {
+            throw ValidationError("--choose-signals weighs answers by the app's events: it needs --store or --signals")
+        }
     }
 
     func run() async throws {
@@ -92,7 +98,7 @@ struct FitPrior: AsyncParsableCommand {
         let read = Mutex<(PriorFitInput<M>, Int)?>(nil)
         try await withStore(name, sqlitePath: database ?? "swiperank.sqlite", mustExist: true, logger: Logger(label: "swiperank.fit-prior")) { store, _ in
             do {
-                let log = try await LoggedSwipes.read(from: store, itemIDs: Set(engine.matcher.catalog.ids), signals: signalOptions.weighs)
+                let log = try await LoggedSwipes.read(from: store, itemIDs: Set(engine.matcher.catalog.ids), signals: signalOptions.weighs || chooseSignals)
                 let input = try await PriorFitInput.read(from: store, log: log, engine: engine)
                 read.withLock { $0 = input }
             } catch {
@@ -108,7 +114,8 @@ struct FitPrior: AsyncParsableCommand {
     }
 
     /// The prior; with a boost, the answers weighed by `signals` (`AnswerStrengths`), after an
-    /// exposure weight chosen on the plain answers.
+    /// exposure weight chosen on the plain answers; with `--choose-signals`, weighed only when
+    /// the time split says so.
     func fit<M: Matcher>(_ engine: SwipeEngine<M>, _ roster: [DatasetStudent<M.Profile>], _ log: [Interaction],
                          signals: [EngagementSignal] = []) throws -> PopulationPrior {
         guard !log.isEmpty else { throw CLIError("\(store == nil ? interactions : "the store"): no swipes to fit a population prior on") }
@@ -122,10 +129,21 @@ struct FitPrior: AsyncParsableCommand {
                       + choice.candidates.map { "β=\($0.weight) \(String(format: "%.4f", $0.ndcg))" }.joined(separator: ", "))
                 beta = choice.weight
             }
+            var boosts = PopulationFit.SignalBoosts(reaction: signalOptions.reactionBoost, dwell: signalOptions.dwellBoost)
+            if chooseSignals {
+                let offered = signalOptions.weighs ? boosts : PopulationFit.SignalBoosts(reaction: 1, dwell: 0.5)
+                let choice = try PopulationFit.chooseSignalBoosts(engine: engine, students: roster, interactions: log, signals: signals,
+                                                                  candidates: [offered], itemPrecision: itemPrecision, exposureWeight: beta)
+                print("signals chosen on the last 30% of each student's swipes (\(choice.students) students), NDCG@10: "
+                      + choice.candidates.map { c in
+                          (c.boosts == .none ? "plain" : "reactions×\(1 + c.boosts.reaction) dwell^\(c.boosts.dwell)")
+                              + " \(String(format: "%.4f", c.ndcg))"
+                      }.joined(separator: ", ") + (choice.boosts == .none ? ": plain" : ": weighed"))
+                boosts = choice.boosts
+            }
             var strengths: AnswerStrengths?
-            if signalOptions.weighs {
-                strengths = AnswerStrengths(signals: signals, interactions: log, reactionBoost: signalOptions.reactionBoost,
-                                            dwellBoost: signalOptions.dwellBoost)
+            if boosts != .none {
+                strengths = AnswerStrengths(signals: signals, interactions: log, reactionBoost: boosts.reaction, dwellBoost: boosts.dwell)
             }
             return try PopulationFit.fit(engine: engine, students: roster, interactions: log, itemPrecision: itemPrecision, exposureWeight: beta,
                                          strengths: strengths)

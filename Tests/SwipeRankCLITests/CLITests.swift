@@ -369,8 +369,13 @@ struct EvaluateTests {
         let weighed = try CLI.run(["fit-prior", "--output", file, "--signals", signalsFile, "--reaction-boost", "1"] + restaurants)
         #expect(weighed.status == 0, "\(weighed.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)) != Data(contentsOf: URL(fileURLWithPath: plainFile)), "the reactions moved the prior")
+        let chosen = try CLI.run(["fit-prior", "--output", file, "--signals", signalsFile, "--choose-signals"] + restaurants)
+        #expect(chosen.status == 0 && chosen.stdout.contains("signals chosen on the last 30% of each student's swipes")
+                && chosen.stdout.contains("plain ") && chosen.stdout.contains("reactions×2.0 dwell^0.5"), "\(chosen.stdout) \(chosen.stderr)")
+        let chosenPrior = try Data(contentsOf: URL(fileURLWithPath: file))
+        #expect(chosenPrior == (chosen.stdout.contains(": plain") ? try Data(contentsOf: URL(fileURLWithPath: plainFile)) : chosenPrior))
         for (bad, option) in [(["--reaction-boost", "1"], "--reaction-boost"), (["--dwell-boost", "-1"], "--dwell-boost"),
-                              (["--store", "sqlite", "--signals", signalsFile], "--signals")] {
+                              (["--choose-signals"], "--choose-signals"), (["--store", "sqlite", "--signals", signalsFile], "--signals")] {
             let refused = try CLI.run(["fit-prior", "--output", file] + bad + restaurants)
             #expect(refused.status != 0 && refused.stderr.contains(option), "\(bad): \(refused.stderr)")
         }

@@ -167,6 +167,32 @@ struct ExposurePriorTests {
         #expect(tie.weight == 0, "\(tie.candidates)")
     }
 
+    @Test("the signals' choice: the plain candidate is the exposure choice's β = 0, the best NDCG wins, the plain prior on a tie")
+    func signalChoice() throws {
+        let (students, log) = Self.chosenLog(count: 60, swipes: 20, seed: 21)
+        // Reactions on every like of the first half of the students: the weighed fit differs.
+        let signals = log.filter { $0.action == .like && $0.studentID < "c3" }
+            .map { EngagementSignal(studentID: $0.studentID, itemID: $0.itemID, kind: .reaction("♥")) }
+        let boosts = PopulationFit.SignalBoosts(reaction: 3, dwell: 0)
+        // With exposure (β = 1): on this log of chosen swipes the features alone rank nothing
+        // into anyone's top 10 (every NDCG 0), knowing what people pick does.
+        let choice = try PopulationFit.chooseSignalBoosts(engine: Self.engine, students: students, interactions: log, signals: signals,
+                                                          candidates: [boosts], exposureWeight: 1)
+        #expect(choice.candidates.map(\.boosts) == [.none, boosts])
+        // The same procedure as the exposure choice: its plain candidate scores the same.
+        let exposure = try PopulationFit.chooseExposureWeight(engine: Self.engine, students: students, interactions: log, candidates: [1])
+        #expect(exposure.candidates[0].ndcg > 0.02)
+        #expect(choice.students == exposure.students)
+        #expect(abs(choice.candidates[0].ndcg - exposure.candidates[0].ndcg) < 1e-12, "\(choice.candidates) \(exposure.candidates)")
+        #expect(choice.candidates[1].ndcg != choice.candidates[0].ndcg, "the reactions moved the prior")
+        let best = choice.candidates.max { $0.ndcg < $1.ndcg }!
+        #expect(choice.boosts == best.boosts)
+        // No signals: the weighed fit is the plain fit, so a tie, and the plain prior wins it.
+        let none = try PopulationFit.chooseSignalBoosts(engine: Self.engine, students: students, interactions: log, signals: [],
+                                                        candidates: [boosts], exposureWeight: 1)
+        #expect(none.candidates[0].ndcg == none.candidates[1].ndcg && none.boosts == .none)
+    }
+
     @Test("the replay with a chosen weight: chosen on training swipes only, swipe AUC without exposure, learning keeps the prior's precision")
     func replay() throws {
         let (students, log) = Self.chosenLog(count: 80, swipes: 20, seed: 33)

@@ -104,12 +104,16 @@ public enum FamilyEvaluation {
         /// swipes, then with every answer weighed by the signals about it (`signalBoosts`):
         /// what the signals do to the prior, apart from the factors.
         public let priorArms: [(name: String, result: SimulationPolicyResult)]
+        /// The prior's own choice between plain and weighed (`PopulationFit.chooseSignalBoosts`
+        /// on the population's log): the third prior arm serves what it chose.
+        public let priorChoice: PopulationFit.SignalBoostChoice
     }
 
     /// Runs one family three ways: the population's factors fitted on the swipes alone; with
     /// every answer weighed by the signals about it (`signalBoosts`); and with the signal
     /// settings offered to the choice beside the plain ones, so the time split decides. Then
-    /// the prior alone, fitted on the swipes and weighed by the signals (`priorArms`). The
+    /// the prior alone, fitted on the swipes, weighed by the signals, and as its own time-split
+    /// choice between the two picks (`priorArms`, `priorChoice`). The
     /// population's swipes, the prior and the evaluated students' answers are the same in all
     /// three; the engine with prior and factors (`engine_collaborative`) serves.
     ///
@@ -161,6 +165,11 @@ public enum FamilyEvaluation {
             alone.population = fitted
             priorArms.append((name, try alone.run(students: students, swipes: swipes, policies: [.enginePopulationPrior], seed: seed)[0]))
         }
-        return SignalOutcome(family: family, model: model, arms: arms, signalCount: signals.count, priorArms: priorArms)
+        // The chosen prior is one of the two just served (same log, same fit): its arm is theirs.
+        let priorChoice = try PopulationFit.chooseSignalBoosts(engine: engine, students: population, interactions: log, signals: signals,
+                                                               candidates: [.init(reaction: signalBoosts.reaction, dwell: signalBoosts.dwell)])
+        priorArms.append(("prior, if chosen", priorArms[priorChoice.boosts == .none ? 0 : 1].result))
+        return SignalOutcome(family: family, model: model, arms: arms, signalCount: signals.count, priorArms: priorArms,
+                             priorChoice: priorChoice)
     }
 }
