@@ -114,9 +114,10 @@ struct TasteFamilyTests {
         #expect(family.choice.weight == outcome.arms[0].choice.weight)
         // The prior alone, plain then weighed: the plain one is the family's own prior arm.
         #expect(outcome.priorArms.map(\.name) == ["prior, swipes only", "prior, signals", "prior, if chosen"])
-        #expect(outcome.priorChoice.candidates.count == 2)
-        let chosenPrior = outcome.priorArms[outcome.priorChoice.boosts == .none ? 0 : 1].result
-        #expect(outcome.priorArms[2].result.servedNDCG == chosenPrior.servedNDCG)
+        // The choice weighs the plain prior against the arms' own boosts, on the population's students.
+        #expect(outcome.priorChoice.candidates.map(\.boosts)
+                == [.none, .init(reaction: FamilyEvaluation.signalBoosts.reaction, dwell: FamilyEvaluation.signalBoosts.dwell)])
+        #expect(outcome.priorChoice.students > 0 && outcome.priorChoice.students <= population.count)
         #expect(outcome.priorArms.allSatisfy { $0.result.policy == .enginePopulationPrior && $0.result.servedNDCG.allSatisfy { $0.count == 4 } })
         let familyPrior = try #require(family.results.first { $0.policy == .enginePopulationPrior })
         #expect(outcome.priorArms[0].result.servedNDCG == familyPrior.servedNDCG)
