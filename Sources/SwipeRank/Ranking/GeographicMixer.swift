@@ -26,6 +26,30 @@ public enum GeoBand: String, Sendable, Hashable, Codable, CaseIterable {
         return .discovery
     }
 
+    /// Every distance's band index (`index` of `band(distance:preferred:expansion:)`: nearby 0,
+    /// slightly beyond 1, discovery 2), in one branch-free pass: a deck derives the bands of
+    /// every catalog row, and the enum per row was a twentieth of a deck's cost.
+    ///
+    /// - Parameters:
+    ///   - distances: Miles from home per row (NaN: discovery).
+    ///   - preferred: The preferred maximum distance p.
+    ///   - expansion: The slightly-beyond factor.
+    /// - Returns: One index per distance, equal to the enum's.
+    static func bandIndices(distances: [Float], preferred: Double, expansion: Double) -> [Int8] {
+        let beyond = preferred * expansion
+        return [Int8](unsafeUninitializedCapacity: distances.count) { out, count in
+            distances.withUnsafeBufferPointer { d in
+                for i in 0..<d.count {
+                    let x = Double(d[i])
+                    // NaN fails both comparisons: discovery, as in `band`.
+                    let far: Int8 = x <= beyond ? 1 : 2
+                    out[i] = x <= preferred ? 0 : far
+                }
+            }
+            count = distances.count
+        }
+    }
+
     /// The `distance` term of a student-relative score: 1 at home, ½ at the preferred maximum
     /// p, then falling by ½ per further p down to −1: `d ≤ p: 1 − d/(2p)`, beyond:
     /// `max(−1, ½ − (d − p)/p)`.

@@ -23,46 +23,30 @@ public enum ExplanationVariety {
 
     /// The UTF-8 bytes of `key(_:)`.
     static func keyBytes(_ sentence: String) -> [UInt8] {
-        withKeyCursor(sentence) { cursor in
-            var key: [UInt8] = []
-            while let byte = cursor.next() { key.append(byte) }
-            return key
-        }
+        var key: [UInt8] = []
+        forEachKeyByte(sentence) { key.append($0) }
+        return key
     }
 
-    /// The bytes of a sentence's key, one at a time, read from its UTF-8 without building
+    /// Calls `body` with each byte of a sentence's key, read from its UTF-8 without building
     /// anything: ASCII digits and separators are single bytes that never occur inside a
     /// multi-byte character, and a deck asks this for every candidate sentence (iterating
     /// Characters, or building each key, cost more than building the cards).
-    struct KeyCursor {
-        let bytes: UnsafeBufferPointer<UInt8>
-        var index = 0
-        var inNumber = false
-
-        /// The next byte of the key, or nil at its end.
-        mutating func next() -> UInt8? {
-            while index < bytes.count {
-                let byte = bytes[index]
-                index += 1
+    @inline(__always)
+    static func forEachKeyByte(_ sentence: String, _ body: (UInt8) -> Void) {
+        var sentence = sentence  // withUTF8 is mutating: it may make a bridged string native
+        sentence.withUTF8 { bytes in
+            var inNumber = false
+            for byte in bytes {
                 if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
-                    if inNumber { continue }
+                    if !inNumber { body(UInt8(ascii: "#")) }
                     inNumber = true
-                    return UInt8(ascii: "#")
+                    continue
                 }
                 if inNumber && (byte == UInt8(ascii: ",") || byte == UInt8(ascii: ".")) { continue }
                 inNumber = false
-                return byte
+                body(byte)
             }
-            return nil
-        }
-    }
-
-    /// Runs `body` with a cursor over `sentence`'s key.
-    static func withKeyCursor<R>(_ sentence: String, _ body: (inout KeyCursor) -> R) -> R {
-        var sentence = sentence  // withUTF8 is mutating: it may make a bridged string native
-        return sentence.withUTF8 { bytes in
-            var cursor = KeyCursor(bytes: bytes)
-            return body(&cursor)
         }
     }
 
@@ -75,11 +59,9 @@ public enum ExplanationVariety {
         let digest: UInt64
 
         init(_ sentence: String) {
-            digest = ExplanationVariety.withKeyCursor(sentence) { cursor in
-                var digest: UInt64 = 0xcbf29ce484222325
-                while let byte = cursor.next() { digest = (digest ^ UInt64(byte)) &* 0x100000001b3 }
-                return digest
-            }
+            var digest: UInt64 = 0xcbf29ce484222325
+            ExplanationVariety.forEachKeyByte(sentence) { digest = (digest ^ UInt64($0)) &* 0x100000001b3 }
+            self.digest = digest
         }
     }
 
@@ -106,23 +88,31 @@ public enum ExplanationVariety {
     /// - Returns: As `vary(shown:candidates:)`.
     static func vary(shown: [[String]], more: (Int) -> [String]) -> [[String]] {
         let cap = max(1, shown.count / 3)
-        var uses: [SentenceKey: Int] = [:]
-        for reasons in shown { if let top = reasons.first { uses[SentenceKey(top), default: 0] += 1 } }
+        // Every key counted is a top reason or a kept one: at most the shown reasons' total.
+        var uses = KeyCounts(capacity: shown.reduce(0) { $0 + $1.count })
+        let topKeys = shown.map { $0.first.map(SentenceKey.init) }
+        for key in topKeys { if let key { uses.add(key) } }
         var result: [[String]] = []
         result.reserveCapacity(shown.count)
+        // A card keeps a handful of reasons: a list, not a set (one buffer for every card).
+        var keys: [SentenceKey] = []
+        keys.reserveCapacity(candidates)
         for (i, reasons) in shown.enumerated() {
             guard let top = reasons.first else {
                 result.append([])
                 continue
             }
-            // A card keeps a handful of reasons: a list, not a set.
-            var kept = [top], keys = [SentenceKey(top)]
+            var kept: [String] = []
+            kept.reserveCapacity(reasons.count)
+            kept.append(top)
+            keys.removeAll(keepingCapacity: true)
+            keys.append(topKeys[i]!)
             func consider(_ sentence: String) {
                 let k = SentenceKey(sentence)
-                guard !keys.contains(k), uses[k, default: 0] < cap else { return }
+                guard !keys.contains(k), uses.count(of: k) < cap else { return }
                 kept.append(sentence)
                 keys.append(k)
-                uses[k, default: 0] += 1
+                uses.add(k)
             }
             for sentence in reasons.dropFirst() where kept.count < reasons.count { consider(sentence) }
             if kept.count < reasons.count {
@@ -131,6 +121,48 @@ public enum ExplanationVariety {
             result.append(kept)
         }
         return result
+    }
+
+    /// How many cards use each sentence key: an open-addressed table keyed by the digest itself
+    /// (already a hash), where a `Dictionary` hashed each digest again — a deck asks a few
+    /// dozen times.
+    struct KeyCounts {
+        private var digests: [UInt64]
+        /// 0 marks an empty slot: a key is stored only when counted.
+        private var counts: [Int]
+        private let mask: Int
+        private var stored = 0
+
+        /// A table for at most `capacity` distinct keys (kept at most half full).
+        init(capacity: Int) {
+            var size = 16
+            while size < 2 * capacity { size *= 2 }
+            digests = [UInt64](repeating: 0, count: size)
+            counts = [Int](repeating: 0, count: size)
+            mask = size - 1
+        }
+
+        /// The slot of `key`: where it is, or the empty slot where it would go.
+        private func slot(_ key: SentenceKey) -> Int {
+            var i = Int(truncatingIfNeeded: key.digest) & mask
+            while counts[i] != 0 && digests[i] != key.digest { i = (i + 1) & mask }
+            return i
+        }
+
+        /// The uses of `key` so far.
+        func count(of key: SentenceKey) -> Int { counts[slot(key)] }
+
+        /// One more use of `key`.
+        mutating func add(_ key: SentenceKey) {
+            let i = slot(key)
+            if counts[i] == 0 {
+                // Half full at most, so a probe always ends at an empty slot.
+                precondition(2 * (stored + 1) <= counts.count, "ExplanationVariety: more keys than the table was sized for")
+                stored += 1
+            }
+            digests[i] = key.digest
+            counts[i] += 1
+        }
     }
 }
 
@@ -147,6 +179,7 @@ extension Matcher {
     public func varyExplanations(_ cards: inout [Recommendation], student: Student, weights: PreferenceWeights) {
         guard cards.count > 1 else { return }
         let shown = cards.map(\.explanations)
+        let catalog = self.catalog  // once: through the protocol, each read copies the catalog
         let varied = ExplanationVariety.vary(shown: shown) { i in
             guard let row = catalog.row(of: cards[i].item.id) else { return [] }
             return explanations(row: row, student: student, weights: weights, limit: ExplanationVariety.candidates)

@@ -219,7 +219,7 @@ struct ConstrainedOraclePolicy<M: Matcher>: RankingPolicy {
 
     mutating func serve(count: Int) throws -> [Int] {
         var batch: [Int] = []
-        guard let pools else {
+        guard pools != nil else {
             for _ in 0..<count { guard let row = best(pool: nil) else { break }; seen.insert(row); batch.append(row) }
             return batch
         }

@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+@testable import SwipeRank
+import SwipeRankNumerics
+
+/// The deck's fast helpers against the plain rules they replace (the decks must not change).
+@Suite("Deck helpers")
+struct DeckHelperTests {
+    @Test("bandIndices equals GeoBand.band per distance: boundaries, NaN, infinities, expansion below 1", arguments: 0..<4)
+    func bandIndices(seed: UInt64) {
+        var rng = SplitMix64(seed: 700 + seed)
+        let preferred = [25.0, 0.5, 250, 1e-3][Int(seed)]
+        for expansion in [1.5, 1.0, 0.5, 3] {
+            var distances: [Float] = (0..<500).map { _ in Float(Double.random(in: 0...(preferred * 4), using: &rng)) }
+            // Exactly at each threshold (as Float, then compared as Double, like the rule), just
+            // around them, and the values no distance should be but a catalog may hold.
+            for t in [preferred, preferred * expansion] {
+                let f = Float(t)
+                distances += [f, f.nextUp, f.nextDown]
+            }
+            distances += [.nan, .infinity, -.infinity, 0, -1, .greatestFiniteMagnitude]
+            let fast = GeoBand.bandIndices(distances: distances, preferred: preferred, expansion: expansion)
+            let plain = distances.map { Int8(GeoBand.band(distance: $0, preferred: preferred, expansion: expansion).index) }
+            #expect(fast == plain, "preferred \(preferred), expansion \(expansion)")
+            // Every band occurs, so the comparison covers all three outcomes.
+            #expect(Set(plain).count == (expansion > 1 ? 3 : 2), "preferred \(preferred), expansion \(expansion)")
+        }
+        #expect(GeoBand.bandIndices(distances: [], preferred: 1, expansion: 1.5).isEmpty)
+    }
+
+    @Test("RowTable answers as a Dictionary through growth: random rows, overwrites, misses", arguments: 0..<3)
+    func rowTable(seed: UInt64) {
+        var rng = SplitMix64(seed: 900 + seed)
+        var table = RowTable()
+        var reference: [Int: Double] = [:]
+        // Up to 500 distinct rows: the table starts at 64 slots, so it grows three times.
+        let span = [100, 3_000, 1_000_000][Int(seed)]
+        for step in 0..<1_500 {
+            let row = Int(rng.next() % UInt64(span))
+            if step % 3 == 0 {
+                #expect(table[row] == reference[row], "row \(row) at step \(step)")
+            } else if reference.count < 500 || reference[row] != nil {
+                let value = Double(step) + 0.25
+                table[row] = value
+                reference[row] = value
+            }
+        }
+        for (row, value) in reference { #expect(table[row] == value, "row \(row)") }
+        // Rows never set are misses, including ones colliding with set rows.
+        for row in 0..<200 where reference[row] == nil { #expect(table[row] == nil, "row \(row)") }
+    }
+}
