@@ -215,10 +215,14 @@ quadratic_group(const double *rows, long n, const double *x, long from, long lan
                 __m256d *negated, __m256d *group, int vectors) {
     // The group's vectors lane by lane; unused lanes stay 0 (0 / L[i,i] = 0).
     double *g = (double *)group;
-    for (long i = 0; i < n * vectors * 4; i++) g[i] = 0;
     for (long lane = 0; lane < lanes; lane++) {
         const double *v = x + (from + lane) * n;
         for (long i = 0; i < n; i++) g[i * vectors * 4 + lane] = v[i];
+    }
+    // Only the unused lanes are zeroed (the used ones were just written): the whole group
+    // was, once per group.
+    for (long lane = lanes; lane < vectors * 4; lane++) {
+        for (long i = 0; i < n; i++) g[i * vectors * 4 + lane] = 0;
     }
     const __m256d sign = _mm256_set1_pd(-0.0);
     __m256d sum[4];
@@ -294,10 +298,12 @@ swiperank_column_dots_avx(const double *xt, long f, long n, const double *v, dou
 __attribute__((target("avx"), always_inline)) static inline void
 solve_group(const double *l, long n, double *b, long from, long lanes, __m256d *x, int vectors) {
     double *g = (double *)x;
-    for (long i = 0; i < n * vectors * 4; i++) g[i] = 0;
     for (long lane = 0; lane < lanes; lane++) {
         const double *v = b + (from + lane) * n;
         for (long i = 0; i < n; i++) g[i * vectors * 4 + lane] = v[i];
+    }
+    for (long lane = lanes; lane < vectors * 4; lane++) {  // only the unused lanes need zeros
+        for (long i = 0; i < n; i++) g[i * vectors * 4 + lane] = 0;
     }
     const __m256d sign = _mm256_set1_pd(-0.0);
     // L y = b, by columns: y_j = x_j / L[j,j], then x_i += L[i,j]·(−y_j) for i > j.

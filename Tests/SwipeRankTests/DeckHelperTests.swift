@@ -49,4 +49,26 @@ struct DeckHelperTests {
         // Rows never set are misses, including ones colliding with set rows.
         for row in 0..<200 where reference[row] == nil { #expect(table[row] == nil, "row \(row)") }
     }
+
+    @Test("apportion equals the largest-remainder rule by sorting: random shares, ties, totals 0–300", arguments: 0..<4)
+    func apportion(seed: UInt64) {
+        var rng = SplitMix64(seed: 1_100 + seed)
+        // Ties between remainders come from equal shares (the first two sets), others are random.
+        var shareSets: [[Double]] = [[0.5, 0.3, 0.2], [1.0 / 3, 1.0 / 3, 1.0 / 3], [0.25, 0.25, 0.5], [1, 0, 0]]
+        for _ in 0..<20 {
+            let a = Double.random(in: 0...1, using: &rng), b = Double.random(in: 0...(1 - a), using: &rng)
+            shareSets.append([a, b, 1 - a - b])
+        }
+        for shares in shareSets {
+            let mixer = GeographicMixer(shares: shares)
+            for total in 0...300 {
+                let exact = shares.map { $0 * Double(total) }
+                var counts = exact.map { Int($0.rounded(.down)) }
+                var left = total - counts.reduce(0, +)
+                let order = (0..<3).sorted { (exact[$0] - Double(counts[$0]), -$0) > (exact[$1] - Double(counts[$1]), -$1) }
+                for band in order where left > 0 { counts[band] += 1; left -= 1 }
+                #expect(mixer.apportion(total) == counts, "shares \(shares), total \(total)")
+            }
+        }
+    }
 }

@@ -95,9 +95,17 @@ public struct GeographicMixer: Sendable, Hashable, Codable {
     public func apportion(_ total: Int) -> [Int] {
         let exact = shares.map { $0 * Double(total) }
         var counts = exact.map { Int($0.rounded(.down)) }
-        var left = total - counts.reduce(0, +)
-        let order = (0..<3).sorted { (exact[$0] - Double(counts[$0]), -$0) > (exact[$1] - Double(counts[$1]), -$1) }
-        for band in order where left > 0 { counts[band] += 1; left -= 1 }
+        let left = total - counts.reduce(0, +)
+        // The `left` largest remainders get one more (ties: the lower band), each band at most
+        // once: picked one at a time rather than by sorting the three (every deck apportions).
+        let remainders = (0..<3).map { exact[$0] - Double(counts[$0]) }
+        var taken = [false, false, false]
+        for _ in 0..<max(0, min(left, 3)) {
+            var best = -1
+            for b in 0..<3 where !taken[b] && (best < 0 || remainders[b] > remainders[best]) { best = b }
+            taken[best] = true
+            counts[best] += 1
+        }
         return counts
     }
 

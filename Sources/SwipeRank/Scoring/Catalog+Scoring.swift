@@ -108,7 +108,12 @@ extension Catalog {
     /// - Complexity: O(d + k).
     public func groupContributions(row: Int, weights: PreferenceWeights, terms: RelativeTerms?) -> [Float] {
         var result = [Float](repeating: 0, count: groups.count + (terms?.names.count ?? 0))
-        for j in 0..<dimension { result[groupOfColumn[j]] += weights.features[j] * features[row, j] }
+        // The row read from the matrix's storage and the arrays held as locals: every card's
+        // explanations start here, and the checked two-index subscript per column cost more
+        // than the sums (the same products, summed in the same order).
+        precondition(row >= 0 && row < count && weights.features.count >= dimension, "groupContributions: row \(row) of \(count)")
+        let x = features.elements, w = weights.features, group = groupOfColumn, base = row * dimension
+        for j in 0..<dimension { result[group[j]] += w[j] * x[base + j] }
         if let terms {
             for k in 0..<terms.names.count { result[groups.count + k] = weights.terms[k] * terms[term: k, item: row] }
         }

@@ -313,7 +313,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
         if let terms { for i in ranking.indices { ranking[i] += terms[i] } }
         var batch = scores.indexed ? BatchPools(indexed: self, student: student, weights: weights, count: wanted)
             : BatchPools(session: self, student: student, raw: ranking, count: wanted)
-        let plan: [GeoBand?] = isBanded ? engine.mixer.plan(count: wanted, served: bandServed)
+        // Mapped, not converted: `[GeoBand]` as `[GeoBand?]` went through the runtime's array cast.
+        let plan: [GeoBand?] = isBanded ? engine.mixer.plan(count: wanted, served: bandServed).map { Optional($0) }
             : [GeoBand?](repeating: nil, count: wanted)
         var cards: [Recommendation] = []
         cards.reserveCapacity(wanted)
@@ -322,9 +323,12 @@ public struct SwipeSession<M: Matcher>: Sendable {
         var variances = DeckVariances()
         let grades = scores.gradeScale(engine: engine, student: student)
         let first = served.count
-        let (engine, frozenRanking) = (self.engine, ranking)
+        // One copy of the engine for the loop (each read of the generic field looks up type
+        // metadata when this runs unspecialized), and a local function rather than a closure
+        // value: a closure's context held a second copy of it.
+        let engine = self.engine, frozenRanking = ranking
         // A row's ranking score (the probes' value; the deck's best-first order).
-        let rankScore: (Int) -> Float = { row in
+        func rankScore(_ row: Int) -> Float {
             scores.indexed ? scores.rawScore(row: row, engine: engine, student: student) : frozenRanking[row]
         }
         // Each card's ranking score, for the deck's order (`DeckOrder.bestFirst`).
