@@ -225,6 +225,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// cards a deck repeats (`openCards`) and the cards it deals.
     struct DeckScores {
         let weights: PreferenceWeights
+        /// The resolved student the scores are for (the deck reads it from here: a second
+        /// lookup in the engine's student cache took its lock again).
+        let student: M.Student
         /// Every row's raw score (the full scan); empty when `indexed`.
         let raw: [Float]
         let terms: [Float]?
@@ -275,7 +278,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         let sorted = slots.sorted { (keys[$0], -$0) > (keys[$1], -$1) }
         guard sorted != slots else { return }
         let (dealt, oldCards) = (Array(served[first...]), cards)
-        for (slot, from) in zip(slots, sorted) {
+        for (slot, from) in zip(slots, sorted) where slot != from {  // a card in its place stays
             let c = dealt[from]
             served[first + slot] = ServedCard(position: dealt[slot].position, row: c.row, cardID: c.cardID, band: c.band, isProbe: c.isProbe,
                                               propensity: c.propensity, predictedMatch: c.predictedMatch, action: c.action)
@@ -289,12 +292,13 @@ public struct SwipeSession<M: Matcher>: Sendable {
         let weights = self.weights
         let student = self.student
         if usesCandidateIndex(student: student) {
-            return DeckScores(weights: weights, raw: [], terms: nil, reasons: nil, indexed: true)
+            return DeckScores(weights: weights, student: student, raw: [], terms: nil, reasons: nil, indexed: true)
         }
         var raw: [Float] = []
         engine.rawScores(weights: weights, student: student, into: &raw)
         let terms = collaborativeTerms
-        return DeckScores(weights: weights, raw: raw, terms: terms, reasons: CollaborativeReasons(session: self, terms: terms, raw: raw))
+        return DeckScores(weights: weights, student: student, raw: raw, terms: terms,
+                          reasons: CollaborativeReasons(session: self, terms: terms, raw: raw))
     }
 
     /// `recommendations(count:)` on scores already computed for this state.
@@ -306,7 +310,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
             return RecommendationResponse(recommendations: [], learningState: learningState, totalSwipes: totalSwipes)
         }
         let (weights, raw, terms, reasons) = (scores.weights, scores.raw, scores.terms, scores.reasons)
-        let student = self.student  // one cache lookup for the whole deck
+        let student = scores.student  // the cache lookup of `deckScores()`, for the whole deck
         // The deck is chosen by the ranking score (with the collaborative term); each card's
         // match score, and the probe boundary, by the raw score alone.
         var ranking = raw
@@ -374,7 +378,11 @@ public struct SwipeSession<M: Matcher>: Sendable {
         }
         if engine.configuration.deckOrder == .bestFirst { orderBestFirst(from: first, cards: &cards, keys: keys) }
         engine.matcher.varyExplanations(&cards, student: student, weights: weights)
-        return RecommendationResponse(recommendations: cards, learningState: learningState, totalSwipes: totalSwipes)
+        // The deck's weights are the current ones (nothing learned while dealing): named from
+        // them rather than read from the model again.
+        return RecommendationResponse(recommendations: cards,
+                                      learningState: LearningState(totalSwipes: totalSwipes, preferenceWeights: engine.matcher.namedWeights(weights)),
+                                      totalSwipes: totalSwipes)
     }
 
     /// The position of the next card served: one past the last served card's. A migrated
