@@ -51,8 +51,6 @@ public struct LinearBlockIndex: Sendable {
     public init(features: Matrix, blockSize: Int = 256) {
         precondition(blockSize >= 1, "blockSize must be at least 1")
         let n = features.rows, d = features.columns
-        rowCount = n
-        dimension = d
         var order = Array(0..<n)
         var starts: [Int] = []
         features.withUnsafeBufferPointer { x in
@@ -79,19 +77,85 @@ public struct LinearBlockIndex: Sendable {
             }
         }
         starts.append(n)
+        self.init(features: features, checkedLayout: Layout(rowAtPosition: order.map { Int32($0) }, blockStarts: starts))
+    }
+
+    /// Which rows form which block, in position order: all an index is besides copies of the
+    /// features (`init(features:layout:)` rebuilds the rest in one pass). The splitting is
+    /// what costs, so a catalog cache stores this (`CatalogCache`) and a start skips it.
+    public struct Layout: Sendable, Hashable {
+        /// The row at each position (a permutation of `0..<N`, ascending within each block).
+        public let rowAtPosition: [Int32]
+        /// Block b holds positions `blockStarts[b] ..< blockStarts[b + 1]`: strictly increasing
+        /// from 0 to N (just `[0]` for no rows).
+        public let blockStarts: [Int]
+
+        /// Creates a layout (`problem(rowCount:)` says whether it is one).
+        public init(rowAtPosition: [Int32], blockStarts: [Int]) {
+            self.rowAtPosition = rowAtPosition
+            self.blockStarts = blockStarts
+        }
+
+        /// What is wrong with this as the layout of `rowCount` rows, or nil.
+        ///
+        /// - Complexity: O(N).
+        public func problem(rowCount n: Int) -> String? {
+            guard rowAtPosition.count == n else { return "\(rowAtPosition.count) positions for \(n) rows" }
+            guard blockStarts.first == 0, blockStarts.last == n, n == 0 || blockStarts.count >= 2 else {
+                return "the block starts do not run from 0 to \(n)"
+            }
+            var seen = [Bool](repeating: false, count: n)
+            for b in 0..<(blockStarts.count - 1) {
+                guard blockStarts[b] < blockStarts[b + 1] else { return "block \(b) is empty or out of order" }
+                var previous = -1
+                for p in blockStarts[b]..<blockStarts[b + 1] {
+                    let row = Int(rowAtPosition[p])
+                    guard row >= 0, row < n, !seen[row] else { return "position \(p): row \(row) is not a row, or twice" }
+                    guard row > previous else { return "block \(b): rows not ascending at position \(p)" }
+                    seen[row] = true
+                    previous = row
+                }
+            }
+            return nil
+        }
+    }
+
+    /// The index's layout, to store beside the catalog.
+    public var layout: Layout { Layout(rowAtPosition: rowAtPosition, blockStarts: blockStarts) }
+
+    /// The index of `features` grouped as `layout` says, without splitting: the same index as
+    /// `init(features:blockSize:)` when the layout is that index's (a search is exact for any
+    /// valid layout; a layout only decides how many blocks a search visits).
+    ///
+    /// - Parameters:
+    ///   - features: One row per item.
+    ///   - layout: A valid layout of `features.rows` rows (`Layout.problem(rowCount:)` is nil).
+    /// - Complexity: O(N × d).
+    public init(features: Matrix, layout: Layout) {
+        if let problem = layout.problem(rowCount: features.rows) { preconditionFailure("LinearBlockIndex: not a layout: \(problem)") }
+        self.init(features: features, checkedLayout: layout)
+    }
+
+    /// The features copied in block order and each block's per-column minima and maxima.
+    private init(features: Matrix, checkedLayout layout: Layout) {
+        let n = features.rows, d = features.columns, starts = layout.blockStarts, order = layout.rowAtPosition
+        rowCount = n
+        dimension = d
         blockStarts = starts
-        rowAtPosition = order.map { Int32($0) }
+        rowAtPosition = order
         var values = [Float](repeating: 0, count: n * d)
         var minima = [Float](repeating: .infinity, count: (starts.count - 1) * d)
         var maxima = [Float](repeating: -.infinity, count: (starts.count - 1) * d)
-        for b in 0..<(starts.count - 1) {
-            for p in starts[b]..<starts[b + 1] {
-                let row = order[p]
-                for c in 0..<d {
-                    let v = features[row, c]
-                    values[p * d + c] = v
-                    minima[b * d + c] = min(minima[b * d + c], v)
-                    maxima[b * d + c] = max(maxima[b * d + c], v)
+        features.withUnsafeBufferPointer { x in
+            for b in 0..<(starts.count - 1) {
+                for p in starts[b]..<starts[b + 1] {
+                    let row = Int(order[p])
+                    for c in 0..<d {
+                        let v = x[row * d + c]
+                        values[p * d + c] = v
+                        minima[b * d + c] = min(minima[b * d + c], v)
+                        maxima[b * d + c] = max(maxima[b * d + c], v)
+                    }
                 }
             }
         }

@@ -89,7 +89,22 @@ struct LinearBlockIndexTests {
             }
         }
         let x = Matrix(rows: n, columns: d, elements: values)
-        let index = LinearBlockIndex(features: x, blockSize: [1, 7, 32, 256][Int(seed / 6 % 4)])
+        let split = LinearBlockIndex(features: x, blockSize: [1, 7, 32, 256][Int(seed / 6 % 4)])
+        let index: LinearBlockIndex
+        switch seed % 4 {
+        case 1:
+            // Rebuilt from the split's layout (what a catalog cache stores): the same layout.
+            index = LinearBlockIndex(features: x, layout: split.layout)
+            #expect(index.layout == split.layout && index.blockCount == split.blockCount)
+        case 3:
+            // Any valid layout: consecutive rows in blocks of random sizes. A search is exact
+            // whatever the grouping (only the blocks it visits change).
+            var starts = [0]
+            while starts.last! < n { starts.append(min(n, starts.last! + Int.random(in: 1...40, using: &rng))) }
+            index = LinearBlockIndex(features: x, layout: .init(rowAtPosition: (0..<n).map(Int32.init), blockStarts: starts))
+        default:
+            index = split
+        }
         #expect(Set(index.rowAtPosition.map(Int.init)) == Set(0..<n) && index.rowAtPosition.count == n)
         let offsetsPerRow: [Float]? = seed % 3 == 0 ? (0..<n).map { _ in Float(Int.random(in: -2...2, using: &rng)) / 4 } : nil
         let offsets = offsetsPerRow.map { index.column($0) }
@@ -121,6 +136,30 @@ struct LinearBlockIndexTests {
                                           bonus: (bonusAmount, codesPerRow, eligible), seeded: seeded, k: k) { !excluded.contains($0) }
             #expect(kept.rows == expected.map(\.1), "seed \(seed) trial \(trial) n \(n) d \(d) k \(k)")
             #expect(kept.scores.map(\.bitPattern) == expected.map(\.0.bitPattern), "seed \(seed) trial \(trial): scores bit for bit")
+        }
+    }
+
+    @Test("a layout is checked: positions, permutation, ascending blocks, starts from 0 to N")
+    func layoutProblems() {
+        typealias Layout = LinearBlockIndex.Layout
+        let x = Matrix(rows: 6, columns: 2, elements: (0..<12).map(Float.init))
+        #expect(LinearBlockIndex(features: x, blockSize: 2).layout.problem(rowCount: 6) == nil)
+        #expect(Layout(rowAtPosition: [0, 1, 2, 3, 4, 5], blockStarts: [0, 6]).problem(rowCount: 6) == nil)
+        #expect(Layout(rowAtPosition: [], blockStarts: [0]).problem(rowCount: 0) == nil)
+        let bad: [(Layout, String)] = [
+            (Layout(rowAtPosition: [0, 1, 2, 3, 4], blockStarts: [0, 5]), "positions for"),
+            (Layout(rowAtPosition: [0, 1, 2, 3, 4, 4], blockStarts: [0, 3, 6]), "twice"),
+            (Layout(rowAtPosition: [0, 1, 2, 3, 4, 9], blockStarts: [0, 3, 6]), "not a row"),
+            (Layout(rowAtPosition: [0, 1, 2, 3, 4, -1], blockStarts: [0, 3, 6]), "not a row"),
+            (Layout(rowAtPosition: [0, 2, 1, 3, 4, 5], blockStarts: [0, 3, 6]), "not ascending"),
+            (Layout(rowAtPosition: [0, 1, 2, 3, 4, 5], blockStarts: [0, 3, 3, 6]), "empty or out of order"),
+            (Layout(rowAtPosition: [0, 1, 2, 3, 4, 5], blockStarts: [1, 6]), "from 0 to 6"),
+            (Layout(rowAtPosition: [0, 1, 2, 3, 4, 5], blockStarts: [0, 5]), "from 0 to 6"),
+            (Layout(rowAtPosition: [0, 1, 2, 3, 4, 5], blockStarts: [0]), "from 0 to 6"),
+        ]
+        for (layout, expected) in bad {
+            let problem = layout.problem(rowCount: 6)
+            #expect(problem?.contains(expected) == true, "\(layout): \(problem ?? "no problem found")")
         }
     }
 

@@ -103,6 +103,26 @@ struct CandidateIndexTests {
         }
     }
 
+    @Test("an index built from a catalog cache's block layout deals the full scan's decks")
+    func fromCacheLayout() throws {
+        let key = CatalogCache.Key(csvSize: 1, csvHash: 2, schemaDigest: 3)
+        guard case let .hit(cached) = try CatalogCache.decode(Data(try CatalogCache.encode(Self.catalog, key: key)),
+                                                              path: "x.cache", key: key, source: Self.catalog.source) else {
+            Issue.record("stale")
+            return
+        }
+        // 60,000 items is past the layout threshold: the file carries the split the engine would make.
+        #expect(Self.catalog.count >= CatalogCache.layoutThreshold)
+        #expect(cached.blockLayout == LinearBlockIndex(features: Self.catalog.features).layout)
+        let indexed = SwipeEngine(matcher: ItemMatcher(catalog: cached, regionAttribute: "neighborhood"))
+        let scan = SwipeEngine(matcher: ItemMatcher(catalog: Self.catalog, regionAttribute: "neighborhood"), candidateIndexThreshold: .max)
+        #expect(indexed.candidateIndex?.blocks.layout == cached.blockLayout)
+        for (i, home) in Self.homes(2, seed: 5).enumerated() {
+            try Self.compare((indexed, scan), profile: ItemProfile(home: home, maxDistanceMiles: [25.0, 60][i], preferences: ["price_level": -0.5]),
+                             seed: UInt64(40 + i), rounds: 6)
+        }
+    }
+
     @Test("students without a home, and with mixing off: identical decks")
     func withoutHome() throws {
         let engines = Self.engines(population: false, factors: false)

@@ -130,7 +130,8 @@ struct CatalogCacheTests {
     @Test("every changed byte is an error or a stale cache, never a different catalog")
     func flippedBytes() throws {
         let catalog = try Self.generated()
-        let bytes = try CatalogCache.encode(catalog, key: CatalogCache.Key(csvSize: 1, csvHash: 2, schemaDigest: 3))
+        // With a block layout (stored from 0 items on here), so its sections are covered too.
+        let bytes = try CatalogCache.encode(catalog, key: CatalogCache.Key(csvSize: 1, csvHash: 2, schemaDigest: 3), layoutFrom: 0)
         var fields: [String: Int] = [:]
         for offset in 0..<bytes.count {
             var damaged = bytes
@@ -171,9 +172,9 @@ struct CatalogCacheTests {
     func otherVersion() throws {
         let catalog = try Self.generated()
         var bytes = try CatalogCache.encode(catalog, key: CatalogCache.Key(csvSize: 1, csvHash: 2, schemaDigest: 3))
-        bytes[8] = 2
+        bytes[8] = 1  // the version before the block layout
         let result = try CatalogCache.decode(Data(bytes), path: "x.cache", key: nil, source: "s")
-        guard case .stale(.otherVersion(2)) = result else { Issue.record("not stale: \(result)"); return }
+        guard case .stale(.otherVersion(1)) = result else { Issue.record("not stale: \(result)"); return }
 
         let dir = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -181,7 +182,7 @@ struct CatalogCacheTests {
         try Self.generatedCSV(seed: 42, count: 300).write(toFile: csv, atomically: true, encoding: .utf8)
         try Data(bytes).write(to: URL(fileURLWithPath: cache))
         let loaded = try CatalogCache.load(catalogFile: csv, schema: Self.generatedSchema, cachePath: cache)
-        #expect(loaded.origin == .rebuilt(reason: "the cache is format version 2, this build reads 1"))
+        #expect(loaded.origin == .rebuilt(reason: "the cache is format version 1, this build reads 2"))
         #expect(try CatalogCache.load(catalogFile: csv, schema: Self.generatedSchema, cachePath: cache).origin == .cache)
     }
 
@@ -256,5 +257,79 @@ struct CatalogCacheTests {
         let catalog = try Catalog(table: CSVTable(text: Self.generatedCSV(seed: 1, count: 10), source: "g.csv"),
                                   schema: Self.generatedSchema, external: [feature])
         #expect(throws: DataError.self) { _ = try CatalogCache.encode(catalog, key: CatalogCache.Key(csvSize: 0, csvHash: 0, schemaDigest: 0)) }
+    }
+
+    /// `bytes` with its checksum recomputed: a forged file, which only the checks after the
+    /// checksum can catch.
+    static func resealed(_ bytes: [UInt8]) -> [UInt8] {
+        var sealed = bytes
+        let checksum = sealed.withUnsafeBytes { XXH64.hash(UnsafeRawBufferPointer(rebasing: $0[24...])) }
+        withUnsafeBytes(of: checksum.littleEndian) { for (k, b) in $0.enumerated() { sealed[16 + k] = b } }
+        return sealed
+    }
+
+    @Test("the block layout: stored from the threshold on, read back as split, not stored below it")
+    func blockLayout() throws {
+        let catalog = try Self.generated()
+        let key = CatalogCache.Key(csvSize: 1, csvHash: 2, schemaDigest: 3)
+        let split = LinearBlockIndex(features: catalog.features).layout
+        #expect(split.blockStarts.count >= 3, "the 300 rows split into blocks")
+        guard case let .hit(with) = try CatalogCache.decode(Data(try CatalogCache.encode(catalog, key: key, layoutFrom: 300)),
+                                                            path: "x.cache", key: key, source: catalog.source) else {
+            Issue.record("stale")
+            return
+        }
+        #expect(with.blockLayout == split)
+        Self.expectIdentical(catalog, with)
+        // One item short of the threshold: no layout, and the engine splits for itself.
+        let without = try Self.roundTrip(catalog)
+        #expect(without.blockLayout == nil)
+        #expect(try CatalogCache.encode(catalog, key: key, layoutFrom: 301) == CatalogCache.encode(catalog, key: key))
+        // A catalog that carries a layout writes that one (the load path splits once, then writes).
+        var carrying = catalog
+        carrying.blockLayout = .init(rowAtPosition: (0..<300).map(Int32.init), blockStarts: [0, 100, 300])
+        guard case let .hit(back) = try CatalogCache.decode(Data(try CatalogCache.encode(carrying, key: key)), path: "x.cache",
+                                                            key: key, source: catalog.source) else {
+            Issue.record("stale")
+            return
+        }
+        #expect(back.blockLayout == carrying.blockLayout)
+    }
+
+    @Test("a forged block layout (checksum resealed) is an error naming the section, never an index")
+    func forgedLayout() throws {
+        let catalog = try Self.generated()
+        let key = CatalogCache.Key(csvSize: 1, csvHash: 2, schemaDigest: 3)
+        let bytes = try CatalogCache.encode(catalog, key: key, layoutFrom: 0)
+        let plain = try CatalogCache.encode(catalog, key: key, layoutFrom: .max)
+        // The layout follows the features: the plain file's last 8 bytes are its block count (0).
+        let blockCountAt = plain.count - 8
+        let rowsAt = blockCountAt + 8
+        func expectRejected(_ forged: [UInt8], _ what: String) {
+            do {
+                _ = try CatalogCache.decode(Data(Self.resealed(forged)), path: "x.cache", key: key, source: "s")
+                Issue.record("\(what): accepted")
+            } catch {
+                #expect(error.source == "x.cache", "\(what)")
+                #expect(error.field == "block layout" || error.field?.hasPrefix("block") == true, "\(what): \(error)")
+            }
+        }
+        var duplicate = bytes  // row 0's position holds the second row too
+        for k in 0..<4 { duplicate[rowsAt + 4 + k] = duplicate[rowsAt + k] }
+        expectRejected(duplicate, "a row twice")
+        var tooMany = bytes  // more blocks than items
+        withUnsafeBytes(of: UInt64(301).littleEndian) { for (k, b) in $0.enumerated() { tooMany[blockCountAt + k] = b } }
+        expectRejected(tooMany, "301 blocks")
+        var fewer = bytes  // one block fewer: the starts no longer reach the end of the file's sections
+        let blocks = fewer.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: blockCountAt, as: UInt64.self)) }
+        withUnsafeBytes(of: (blocks - 1).littleEndian) { for (k, b) in $0.enumerated() { fewer[blockCountAt + k] = b } }
+        do {
+            _ = try CatalogCache.decode(Data(Self.resealed(fewer)), path: "x.cache", key: key, source: "s")
+            Issue.record("a short block count: accepted")
+        } catch {
+            #expect(error.source == "x.cache")
+        }
+        // Unforged, the same bytes decode.
+        #expect(throws: Never.self) { _ = try CatalogCache.decode(Data(bytes), path: "x.cache", key: key, source: "s") }
     }
 }

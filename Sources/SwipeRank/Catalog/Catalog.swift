@@ -40,6 +40,12 @@ public struct Catalog: Sendable {
     /// The index in `groups` of each column's group.
     public let groupOfColumn: [Int]
 
+    /// The candidate index's grouping of these rows, when it came with the catalog (read from
+    /// a catalog cache, or computed while writing one): the engine builds its index from it
+    /// instead of splitting the features again (`CandidateIndex`). Nil for a catalog parsed
+    /// from its CSV alone.
+    var blockLayout: LinearBlockIndex.Layout?
+
     // Unit vectors of the locations, as three contiguous arrays, so distances to all items
     // are three fused multiply-adds and one asin each (NaN where an item has no location).
     let unitX: [Float], unitY: [Float], unitZ: [Float]

@@ -5,13 +5,13 @@ import SwipeRankNumerics
 /// CSV: a million items load in well under a second instead of twenty.
 ///
 /// The file is derived data: it is keyed by what it was built from (the CSV's size and content
-/// hash, and a digest of the schema), and rebuilt when either changes. Format version 1, all
+/// hash, and a digest of the schema), and rebuilt when either changes. Format version 2, all
 /// integers and floats little-endian, every section starting at a multiple of 8 bytes (so a
 /// memory-mapped file is read in place):
 ///
 ///     offset  size  field
 ///          0     8  magic "SWRKCAT\n"
-///          8     4  format version (UInt32) = 1
+///          8     4  format version (UInt32) = 2
 ///         12     4  reserved, 0
 ///         16     8  checksum: XXH64 (seed 0) of bytes 24 ..< file length
 ///         24     8  file length
@@ -34,6 +34,14 @@ import SwipeRankNumerics
 ///                            missing value (a CSV number is always finite)
 ///         locations          Float64 × 2N: latitude, longitude per item; NaN for none
 ///         features           Float32 × N × d, row-major (`Catalog.features`)
+///         block count        UInt64 B: the candidate index's blocks, 0 when the file has no
+///                            layout (fewer than `layoutThreshold` items); when B > 0:
+///         block rows         Int32 × N: the row at each position (`LinearBlockIndex.Layout`)
+///         block starts       UInt64 × (B + 1): block b is positions start[b] ..< start[b + 1]
+///
+/// Version 2 added the block layout: the k-d splitting of a million items was half of a start
+/// from the cache, and a layout read back builds the same index in one pass (version 1 files
+/// are stale: rebuilt once).
 ///
 /// Reading checks, in order: the magic (another file is an error, never overwritten), the
 /// version (another version is stale: rebuilt), the key (another CSV or schema is stale), the
@@ -42,7 +50,10 @@ import SwipeRankNumerics
 /// the CSV the key covers).
 public enum CatalogCache {
     /// The format version this build reads and writes.
-    public static let formatVersion: UInt32 = 1
+    public static let formatVersion: UInt32 = 2
+    /// From this many items on a cache file stores the candidate index's block layout: the
+    /// engine's default index threshold, below which no index is built.
+    public static var layoutThreshold: Int { SwipeEngine<ItemMatcher>.defaultCandidateIndexThreshold }
     /// The first 8 bytes of every cache file.
     static let magic = Array("SWRKCAT\n".utf8)
     static let fixedHeaderSize = 80
@@ -100,6 +111,12 @@ public enum CatalogCache {
     ///
     /// - Throws: `DataError` `.invalidValue` for a catalog with external feature columns.
     public static func encode(_ catalog: Catalog, key: Key) throws(DataError) -> [UInt8] {
+        try encode(catalog, key: key, layoutFrom: layoutThreshold)
+    }
+
+    /// `encode(_:key:)` storing a block layout from `layoutFrom` items on (the catalog's own,
+    /// or split now): tests store one for small catalogs.
+    static func encode(_ catalog: Catalog, key: Key, layoutFrom: Int) throws(DataError) -> [UInt8] {
         if let external = catalog.columns.first(where: { $0.role == .external }) {
             throw DataError(.invalidValue, source: catalog.source, field: external.name,
                             detail: "a catalog with external feature columns cannot be cached (the key covers only the CSV and schema)")
@@ -150,6 +167,15 @@ public enum CatalogCache {
         w.append(coordinates)
         w.append(catalog.features.elements)
         w.align()
+        let layout = catalog.blockLayout ?? (n >= layoutFrom ? LinearBlockIndex(features: catalog.features).layout : nil)
+        if let layout, layout.blockStarts.count >= 2 {
+            w.append(UInt64(layout.blockStarts.count - 1))
+            w.append(layout.rowAtPosition)
+            w.align()
+            for start in layout.blockStarts { w.append(UInt64(start)) }
+        } else {
+            w.append(UInt64(0))
+        }
         w.set(UInt64(w.bytes.count), at: 24)
         let checksum = w.bytes.withUnsafeBytes { XXH64.hash(UnsafeRawBufferPointer(rebasing: $0[24...])) }
         w.set(checksum, at: 16)
@@ -309,13 +335,26 @@ public enum CatalogCache {
             }
         }
         let featureStart = try section(4 * n * d, "features")
+        let blockCount = r.uint64(at: try section(8, "block count"))
+        guard blockCount <= UInt64(n) else { throw corrupt("\(blockCount) blocks for \(n) items", field: "block layout") }
+        var layout: LinearBlockIndex.Layout?
+        if blockCount > 0 {
+            let b = Int(blockCount)
+            let rows = try section(4 * n, "block rows"), starts = try section(8 * (b + 1), "block starts")
+            let candidate = LinearBlockIndex.Layout(rowAtPosition: r.int32s(at: rows, count: n),
+                                                    blockStarts: (0...b).map { Int(truncatingIfNeeded: r.uint64(at: starts + 8 * $0)) })
+            if let problem = candidate.problem(rowCount: n) { throw corrupt("the block layout is not one: \(problem)", field: "block layout") }
+            layout = candidate
+        }
         guard at == size else { throw corrupt("\(size - at) bytes after the last section", field: "length") }
         let features = Matrix(rows: n, columns: d, elements: r.floats(at: featureStart, count: n * d))
         do {
-            return .hit(try Catalog(source: source, ids: ids, names: names, locations: locations,
-                                    textAttributeNames: header.textAttributes, textValues: textValues,
-                                    numericAttributeNames: header.numericAttributes, numericValues: numericValues,
-                                    features: features, columns: columns))
+            var catalog = try Catalog(source: source, ids: ids, names: names, locations: locations,
+                                      textAttributeNames: header.textAttributes, textValues: textValues,
+                                      numericAttributeNames: header.numericAttributes, numericValues: numericValues,
+                                      features: features, columns: columns)
+            catalog.blockLayout = layout
+            return .hit(catalog)
         } catch {
             throw corrupt(error.detail, field: error.field)
         }
@@ -354,7 +393,9 @@ public enum CatalogCache {
             case let .stale(.otherVersion(v)): reason = "the cache is format version \(v), this build reads \(formatVersion)"
             }
         }
-        let catalog = try Catalog(table: CSVTable(contentsOfFile: catalogFile), schema: schema)
+        var catalog = try Catalog(table: CSVTable(contentsOfFile: catalogFile), schema: schema)
+        // Split once, here: the cache stores the layout and the engine builds its index from it.
+        if catalog.count >= layoutThreshold { catalog.blockLayout = LinearBlockIndex(features: catalog.features).layout }
         try write(catalog, key: key, to: cachePath)
         return (catalog, .rebuilt(reason: reason), key)
     }

@@ -80,6 +80,11 @@ struct CacheWriter {
     mutating func append(_ values: ContiguousArray<Float>) {
         values.withUnsafeBytes { bytes.append(contentsOf: $0) }
     }
+    /// Int32 values, little-endian.
+    mutating func append(_ values: [Int32]) {
+        bytes.reserveCapacity(bytes.count + values.count * 4)
+        for v in values { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
+    }
     mutating func append<S: Sequence>(bytes more: S) where S.Element == UInt8 { bytes.append(contentsOf: more) }
     /// Zeros up to the next multiple of 8: every section starts 8-byte aligned.
     mutating func align() { while bytes.count % 8 != 0 { bytes.append(0) } }
@@ -104,6 +109,10 @@ struct CacheReader {
             }
             initialized = count
         }
+    }
+    /// `count` Int32 values from `offset`.
+    func int32s(at offset: Int, count: Int) -> [Int32] {
+        (0..<count).map { Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 4 * $0, as: Int32.self)) }
     }
     /// The UTF-8 text of `range`.
     func string(_ range: Range<Int>) -> String {

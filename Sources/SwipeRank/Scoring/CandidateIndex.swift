@@ -43,7 +43,9 @@ final class CandidateIndex: Sendable {
     let regionCodesByPosition: [Int32]
 
     init(catalog: Catalog, regions: RegionCodes) {
-        blocks = LinearBlockIndex(features: catalog.features)
+        // A layout that came with the catalog (its cache) skips the splitting, most of the cost.
+        blocks = catalog.blockLayout.map { LinearBlockIndex(features: catalog.features, layout: $0) }
+            ?? LinearBlockIndex(features: catalog.features)
         grid = GeoGrid(locations: catalog.locations)
         unlocatedRows = catalog.locations.indices.filter { catalog.locations[$0] == nil }
         regionCodesByPosition = regions.codeOfRow.isEmpty ? [] : blocks.codes(regions.codeOfRow)
