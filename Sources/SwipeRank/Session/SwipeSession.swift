@@ -186,7 +186,10 @@ public struct SwipeSession<M: Matcher>: Sendable {
     public var bias: Double? { engine.configuration.studentBias ? model.mean.last : nil }
 
     /// The learning state: phase, progress and named weights.
-    public var learningState: LearningState {
+    public var learningState: LearningState { learningState(weights: weights) }
+
+    /// The learning state with `weights` as the current weights (a deck has them at hand).
+    func learningState(weights: PreferenceWeights) -> LearningState {
         LearningState(totalSwipes: totalSwipes, preferenceWeights: engine.matcher.namedWeights(weights))
     }
 
@@ -380,9 +383,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         engine.matcher.varyExplanations(&cards, student: student, weights: weights)
         // The deck's weights are the current ones (nothing learned while dealing): named from
         // them rather than read from the model again.
-        return RecommendationResponse(recommendations: cards,
-                                      learningState: LearningState(totalSwipes: totalSwipes, preferenceWeights: engine.matcher.namedWeights(weights)),
-                                      totalSwipes: totalSwipes)
+        return RecommendationResponse(recommendations: cards, learningState: learningState(weights: weights), totalSwipes: totalSwipes)
     }
 
     /// The position of the next card served: one past the last served card's. A migrated
