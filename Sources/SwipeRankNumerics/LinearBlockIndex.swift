@@ -143,18 +143,22 @@ public struct LinearBlockIndex: Sendable {
         dimension = d
         blockStarts = starts
         rowAtPosition = order
+        let blocks = starts.count - 1
         var values = [Float](repeating: 0, count: n * d)
-        var minima = [Float](repeating: .infinity, count: (starts.count - 1) * d)
-        var maxima = [Float](repeating: -.infinity, count: (starts.count - 1) * d)
+        var minima = [Float](repeating: .infinity, count: blocks * d)
+        var maxima = [Float](repeating: -.infinity, count: blocks * d)
         features.withUnsafeBufferPointer { x in
-            for b in 0..<(starts.count - 1) {
-                for p in starts[b]..<starts[b + 1] {
-                    let row = Int(order[p])
-                    for c in 0..<d {
-                        let v = x[row * d + c]
-                        values[p * d + c] = v
-                        minima[b * d + c] = min(minima[b * d + c], v)
-                        maxima[b * d + c] = max(maxima[b * d + c], v)
+            values.withUnsafeMutableBufferPointer { values in
+                minima.withUnsafeMutableBufferPointer { minima in
+                    maxima.withUnsafeMutableBufferPointer { maxima in
+                        let gather = BlockGather(x: x, d: d, order: order, starts: starts, values: values, minima: minima, maxima: maxima)
+                        // Runs of blocks on every core: each writes its own blocks' positions
+                        // and bounds (a start from a cached layout is this pass, memory-bound
+                        // at ten million items).
+                        let chunks = min(blocks, 4 * max(1, ProcessInfo.processInfo.activeProcessorCount))
+                        DispatchQueue.concurrentPerform(iterations: chunks) { c in
+                            gather.run(blocks: (blocks * c / chunks)..<(blocks * (c + 1) / chunks))
+                        }
                     }
                 }
             }
@@ -342,6 +346,33 @@ public struct BoundedTopList: Sendable {
         while i > 0 && (scores[i - 1] < score || (scores[i - 1] == score && rows[i - 1] > row)) { i -= 1 }
         scores.insert(score, at: i)
         rows.insert(row, at: i)
+    }
+}
+
+/// Copies features into block order and takes each block's per-column bounds, for a run of
+/// blocks: runs of one gather may go on several threads, each block's positions and bounds
+/// written by one.
+struct BlockGather: @unchecked Sendable {  // raw buffers, each block written by one thread
+    let x: UnsafeBufferPointer<Float>
+    let d: Int
+    let order: [Int32]
+    let starts: [Int]
+    let values: UnsafeMutableBufferPointer<Float>
+    let minima: UnsafeMutableBufferPointer<Float>
+    let maxima: UnsafeMutableBufferPointer<Float>
+
+    func run(blocks: Range<Int>) {
+        for b in blocks {
+            for p in starts[b]..<starts[b + 1] {
+                let row = Int(order[p])
+                for c in 0..<d {
+                    let v = x[row * d + c]
+                    values[p * d + c] = v
+                    minima[b * d + c] = min(minima[b * d + c], v)
+                    maxima[b * d + c] = max(maxima[b * d + c], v)
+                }
+            }
+        }
     }
 }
 

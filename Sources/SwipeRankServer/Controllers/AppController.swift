@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import SwipeRank
+import Synchronization
 
 /// What an app asks before a student exists: which catalog this is (`GET /catalog`) and the
 /// majors a profile can name (`GET /catalog/majors`, the picker). No token: catalog data only.
@@ -11,13 +12,18 @@ struct CatalogInfoController<M: ServableMatcher>: Sendable {
     let service: StudentService<M>
     /// Encoded once per catalog version (a few hundred titles, asked by every new app install).
     let majors: Data?
-    /// `GET /catalog/attributes`, encoded once per catalog version.
-    let attributes: Data
+    /// `GET /catalog/attributes`, encoded once per catalog version: in the background from the
+    /// start (counting every text value of ten million items took seconds, and the server
+    /// would not listen until it was done), or by the first request that needs it first.
+    let attributes: LazyAttributes
 
     init(service: StudentService<M>) {
         self.service = service
         majors = service.engine.matcher.majorListing.flatMap { try? WireJSON.encode(MajorsBody(majors: $0)) }
-        attributes = (try? WireJSON.encode(AttributesBody(catalog: service.engine.matcher.catalog))) ?? Data("{}".utf8)
+        let attributes = LazyAttributes(catalog: service.engine.matcher.catalog)
+        self.attributes = attributes
+        // On a Dispatch queue, not the concurrency pool, whose few threads serve the requests.
+        DispatchQueue.global(qos: .utility).async { _ = attributes.data }
     }
 
     func addRoutes(to router: Router<Context>, table: RouteTable) {
@@ -35,11 +41,30 @@ struct CatalogInfoController<M: ServableMatcher>: Sendable {
             return .json(majors, cache: CachePolicy.publicCatalog)
         }
         router.get("catalog/attributes") { _, _ -> Response in
-            .json(attributes, cache: CachePolicy.publicCatalog)
+            .json(attributes.data, cache: CachePolicy.publicCatalog)
         }
         table.add(.get, "/catalog")
         table.add(.get, "/catalog/majors")
         table.add(.get, "/catalog/attributes")
+    }
+}
+
+/// The encoded `GET /catalog/attributes` body of one catalog, built once, by whichever asks
+/// first (a request waits for a build under way rather than starting a second).
+final class LazyAttributes: Sendable {
+    private let catalog: Catalog
+    private let encoded = Mutex<Data?>(nil)
+
+    init(catalog: Catalog) { self.catalog = catalog }
+
+    /// The body (`{}` if it could not be encoded).
+    var data: Data {
+        encoded.withLock { data in
+            if let data { return data }
+            let built = (try? WireJSON.encode(AttributesBody(catalog: catalog))) ?? Data("{}".utf8)
+            data = built
+            return built
+        }
     }
 }
 
