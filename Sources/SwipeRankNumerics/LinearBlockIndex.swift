@@ -49,6 +49,14 @@ public struct LinearBlockIndex: Sendable {
     /// - Complexity: O(N × d × log(N / blockSize)) expected, on up to four threads; O(N × d)
     ///   memory.
     public init(features: Matrix, blockSize: Int = 256) {
+        self.init(features: features, checkedLayout: Self.layout(features: features, blockSize: blockSize))
+    }
+
+    /// The blocks `init(features:blockSize:)` makes, without building the index: what a
+    /// catalog cache stores (`CatalogCache`).
+    ///
+    /// - Complexity: as `init(features:blockSize:)`, without its O(N × d) copy.
+    public static func layout(features: Matrix, blockSize: Int = 256) -> Layout {
         precondition(blockSize >= 1, "blockSize must be at least 1")
         let n = features.rows, d = features.columns
         var order = Array(0..<n)
@@ -77,7 +85,7 @@ public struct LinearBlockIndex: Sendable {
             }
         }
         starts.append(n)
-        self.init(features: features, checkedLayout: Layout(rowAtPosition: order.map { Int32($0) }, blockStarts: starts))
+        return Layout(rowAtPosition: order.map { Int32($0) }, blockStarts: starts)
     }
 
     /// Which rows form which block, in position order: all an index is besides copies of the

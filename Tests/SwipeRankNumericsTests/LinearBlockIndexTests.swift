@@ -89,7 +89,9 @@ struct LinearBlockIndexTests {
             }
         }
         let x = Matrix(rows: n, columns: d, elements: values)
-        let split = LinearBlockIndex(features: x, blockSize: [1, 7, 32, 256][Int(seed / 6 % 4)])
+        let blockSize = [1, 7, 32, 256][Int(seed / 6 % 4)]
+        let split = LinearBlockIndex(features: x, blockSize: blockSize)
+        #expect(LinearBlockIndex.layout(features: x, blockSize: blockSize) == split.layout, "the layout alone is the index's")
         let index: LinearBlockIndex
         switch seed % 4 {
         case 1:

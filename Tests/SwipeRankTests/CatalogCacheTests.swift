@@ -281,10 +281,18 @@ struct CatalogCacheTests {
         }
         #expect(with.blockLayout == split)
         Self.expectIdentical(catalog, with)
-        // One item short of the threshold: no layout, and the engine splits for itself.
+        // Below the threshold (one item short, and the default): no layout, and the engine
+        // splits for itself; the file is the layout's bytes shorter.
         let without = try Self.roundTrip(catalog)
         #expect(without.blockLayout == nil)
-        #expect(try CatalogCache.encode(catalog, key: key, layoutFrom: 301) == CatalogCache.encode(catalog, key: key))
+        let short = try CatalogCache.encode(catalog, key: key, layoutFrom: 301)
+        guard case let .hit(below) = try CatalogCache.decode(Data(short), path: "x.cache", key: key, source: catalog.source) else {
+            Issue.record("stale")
+            return
+        }
+        #expect(below.blockLayout == nil)
+        let withBytes = try CatalogCache.encode(catalog, key: key, layoutFrom: 300)
+        #expect(withBytes.count - short.count == 4 * 300 + 4 * (300 % 2) + 8 * split.blockStarts.count, "block rows, padding, starts")
         // A catalog that carries a layout writes that one (the load path splits once, then writes).
         var carrying = catalog
         carrying.blockLayout = .init(rowAtPosition: (0..<300).map(Int32.init), blockStarts: [0, 100, 300])

@@ -28,26 +28,34 @@ struct DeckHelperTests {
         #expect(GeoBand.bandIndices(distances: [], preferred: 1, expansion: 1.5).isEmpty)
     }
 
-    @Test("RowTable answers as a Dictionary through growth: random rows, overwrites, misses", arguments: 0..<3)
-    func rowTable(seed: UInt64) {
+    @Test("SmallTable answers as a Dictionary through growth: rows, digest-like keys, overwrites, misses", arguments: 0..<4)
+    func smallTable(seed: UInt64) {
         var rng = SplitMix64(seed: 900 + seed)
-        var table = RowTable()
+        var table = SmallTable<Double>()
         var reference: [Int: Double] = [:]
-        // Up to 500 distinct rows: the table starts at 64 slots, so it grows three times.
-        let span = [100, 3_000, 1_000_000][Int(seed)]
-        for step in 0..<1_500 {
-            let row = Int(rng.next() % UInt64(span))
-            if step % 3 == 0 {
-                #expect(table[row] == reference[row], "row \(row) at step \(step)")
-            } else if reference.count < 500 || reference[row] != nil {
-                let value = Double(step) + 0.25
-                table[row] = value
-                reference[row] = value
+        // Up to 500 distinct keys: the table starts at 64 slots, so it grows three times. Rows
+        // (small, dense or sparse) and whole 64-bit digests (negative as Int too).
+        func key() -> Int {
+            switch seed {
+            case 0: Int(rng.next() % 100)
+            case 1: Int(rng.next() % 3_000)
+            case 2: Int(rng.next() % 1_000_000)
+            default: Int(truncatingIfNeeded: rng.next())
             }
         }
-        for (row, value) in reference { #expect(table[row] == value, "row \(row)") }
-        // Rows never set are misses, including ones colliding with set rows.
-        for row in 0..<200 where reference[row] == nil { #expect(table[row] == nil, "row \(row)") }
+        for step in 0..<1_500 {
+            let k = key()
+            if step % 3 == 0 {
+                #expect(table[k] == reference[k], "key \(k) at step \(step)")
+            } else if reference.count < 500 || reference[k] != nil {
+                let value = Double(step) + 0.25
+                table[k] = value
+                reference[k] = value
+            }
+        }
+        for (k, value) in reference { #expect(table[k] == value, "key \(k)") }
+        // Keys never set are misses, including ones colliding with set keys.
+        for k in -100..<200 where reference[k] == nil { #expect(table[k] == nil, "key \(k)") }
     }
 
     @Test("apportion equals the largest-remainder rule by sorting: random shares, ties, totals 0–300", arguments: 0..<4)

@@ -167,7 +167,7 @@ public enum CatalogCache {
         w.append(coordinates)
         w.append(catalog.features.elements)
         w.align()
-        let layout = catalog.blockLayout ?? (n >= layoutFrom ? LinearBlockIndex(features: catalog.features).layout : nil)
+        let layout = catalog.blockLayout ?? (n >= layoutFrom ? LinearBlockIndex.layout(features: catalog.features) : nil)
         if let layout, layout.blockStarts.count >= 2 {
             w.append(UInt64(layout.blockStarts.count - 1))
             w.append(layout.rowAtPosition)
@@ -395,7 +395,7 @@ public enum CatalogCache {
         }
         var catalog = try Catalog(table: CSVTable(contentsOfFile: catalogFile), schema: schema)
         // Split once, here: the cache stores the layout and the engine builds its index from it.
-        if catalog.count >= layoutThreshold { catalog.blockLayout = LinearBlockIndex(features: catalog.features).layout }
+        if catalog.count >= layoutThreshold { catalog.blockLayout = LinearBlockIndex.layout(features: catalog.features) }
         try write(catalog, key: key, to: cachePath)
         return (catalog, .rebuilt(reason: reason), key)
     }

@@ -63,6 +63,9 @@ public enum ExplanationVariety {
             ExplanationVariety.forEachKeyByte(sentence) { digest = (digest ^ UInt64($0)) &* 0x100000001b3 }
             self.digest = digest
         }
+
+        /// The digest as a table key (every bit kept).
+        var tableKey: Int { Int(truncatingIfNeeded: digest) }
     }
 
     /// The reasons each card of a deck shows.
@@ -89,9 +92,9 @@ public enum ExplanationVariety {
     static func vary(shown: [[String]], more: (Int) -> [String]) -> [[String]] {
         let cap = max(1, shown.count / 3)
         // Every key counted is a top reason or a kept one: at most the shown reasons' total.
-        var uses = KeyCounts(capacity: shown.reduce(0) { $0 + $1.count })
+        var uses = SmallTable<Int>(capacity: shown.reduce(0) { $0 + $1.count })
         let topKeys = shown.map { $0.first.map(SentenceKey.init) }
-        for key in topKeys { if let key { uses.add(key) } }
+        for key in topKeys { if let key { uses[key.tableKey] = (uses[key.tableKey] ?? 0) + 1 } }
         var result: [[String]] = []
         result.reserveCapacity(shown.count)
         // A card keeps a handful of reasons: a list, not a set (one buffer for every card).
@@ -109,10 +112,10 @@ public enum ExplanationVariety {
             keys.append(topKeys[i]!)
             func consider(_ sentence: String) {
                 let k = SentenceKey(sentence)
-                guard !keys.contains(k), uses.count(of: k) < cap else { return }
+                guard !keys.contains(k), (uses[k.tableKey] ?? 0) < cap else { return }
                 kept.append(sentence)
                 keys.append(k)
-                uses.add(k)
+                uses[k.tableKey] = (uses[k.tableKey] ?? 0) + 1
             }
             for sentence in reasons.dropFirst() where kept.count < reasons.count { consider(sentence) }
             if kept.count < reasons.count {
@@ -121,48 +124,6 @@ public enum ExplanationVariety {
             result.append(kept)
         }
         return result
-    }
-
-    /// How many cards use each sentence key: an open-addressed table keyed by the digest itself
-    /// (already a hash), where a `Dictionary` hashed each digest again — a deck asks a few
-    /// dozen times.
-    struct KeyCounts {
-        private var digests: [UInt64]
-        /// 0 marks an empty slot: a key is stored only when counted.
-        private var counts: [Int]
-        private let mask: Int
-        private var stored = 0
-
-        /// A table for at most `capacity` distinct keys (kept at most half full).
-        init(capacity: Int) {
-            var size = 16
-            while size < 2 * capacity { size *= 2 }
-            digests = [UInt64](repeating: 0, count: size)
-            counts = [Int](repeating: 0, count: size)
-            mask = size - 1
-        }
-
-        /// The slot of `key`: where it is, or the empty slot where it would go.
-        private func slot(_ key: SentenceKey) -> Int {
-            var i = Int(truncatingIfNeeded: key.digest) & mask
-            while counts[i] != 0 && digests[i] != key.digest { i = (i + 1) & mask }
-            return i
-        }
-
-        /// The uses of `key` so far.
-        func count(of key: SentenceKey) -> Int { counts[slot(key)] }
-
-        /// One more use of `key`.
-        mutating func add(_ key: SentenceKey) {
-            let i = slot(key)
-            if counts[i] == 0 {
-                // Half full at most, so a probe always ends at an empty slot.
-                precondition(2 * (stored + 1) <= counts.count, "ExplanationVariety: more keys than the table was sized for")
-                stored += 1
-            }
-            digests[i] = key.digest
-            counts[i] += 1
-        }
     }
 }
 

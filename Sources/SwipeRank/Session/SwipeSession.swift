@@ -667,58 +667,7 @@ struct DeckVariances {
     var forms: InverseQuadraticForms?
     /// The variances computed so far, by catalog row (a deck's probes look at a few dozen rows:
     /// a small table, not an array of N).
-    var byRow = RowTable()
-}
-
-/// A `Double` per catalog row for the few dozen rows a deck looks at: open addressing on the
-/// row itself (rows are distinct small integers, already spread), where a `Dictionary` hashed
-/// each row again on every lookup — a probe looks up each of its candidates three times.
-struct RowTable {
-    private var rows = [Int](repeating: -1, count: 64)
-    private var values = [Double](repeating: 0, count: 64)
-    private var stored = 0
-
-    /// The slot of `row`: where it is, or the empty slot where it would go (the table is at
-    /// most half full, so a probe ends).
-    private func slot(_ row: Int) -> Int {
-        let mask = rows.count - 1
-        var i = (row &* 0x9E37_79B9) & mask
-        while rows[i] != row && rows[i] != -1 { i = (i + 1) & mask }
-        return i
-    }
-
-    /// The value of `row`, if set.
-    subscript(row: Int) -> Double? {
-        get {
-            let i = slot(row)
-            return rows[i] == row ? values[i] : nil
-        }
-        set {
-            precondition(row >= 0 && newValue != nil, "RowTable: rows are not negative, and values are not removed")
-            var i = slot(row)
-            if rows[i] != row {
-                if 2 * (stored + 1) > rows.count {
-                    grow()
-                    i = slot(row)
-                }
-                rows[i] = row
-                stored += 1
-            }
-            values[i] = newValue!
-        }
-    }
-
-    /// Twice the slots, every entry placed again.
-    private mutating func grow() {
-        let (oldRows, oldValues) = (rows, values)
-        rows = [Int](repeating: -1, count: 2 * oldRows.count)
-        values = [Double](repeating: 0, count: 2 * oldRows.count)
-        for (row, value) in zip(oldRows, oldValues) where row >= 0 {
-            let i = slot(row)
-            rows[i] = row
-            values[i] = value
-        }
-    }
+    var byRow = SmallTable<Double>()
 }
 
 /// One batch's view of the unseen cards: per pool, the best rows by pool score (ties to the
