@@ -72,11 +72,30 @@ public struct SchoolMatcher: Matcher {
     /// - Complexity: O(d + k + the student's majors).
     public func card(row: Int, raw: Float, student: MatchStudent, weights: PreferenceWeights,
                      isProbe: Bool = false) -> Recommendation {
+        card(row: row, raw: raw, student: student, isProbe: isProbe,
+             explanations: explanations(row: row, student: student, weights: weights))
+    }
+
+    /// The card and its best `ExplanationVariety.candidates` reasons, ranked once: the card
+    /// shows the first three (`explanations(row:student:weights:)` is the first three of
+    /// `explanations(row:student:weights:limit:)` for any larger limit).
+    ///
+    /// - Parameters: As `card(row:raw:student:weights:isProbe:)`.
+    /// - Returns: The card and its candidate reasons.
+    /// - Complexity: O(d + k + the student's majors).
+    public func cardWithCandidates(row: Int, raw: Float, student: MatchStudent, weights: PreferenceWeights,
+                                   isProbe: Bool) -> (card: Recommendation, candidates: [String]?) {
+        let reasons = explanations(row: row, student: student, weights: weights, limit: ExplanationVariety.candidates)
+        let shown = reasons.count <= 3 ? reasons : Array(reasons[..<3])
+        return (card(row: row, raw: raw, student: student, isProbe: isProbe, explanations: shown), reasons)
+    }
+
+    private func card(row: Int, raw: Float, student: MatchStudent, isProbe: Bool, explanations: [String]) -> Recommendation {
         // Four decimals for the score and 0.1 mi for the distance: more would be noise from Float.
         let match = (calibration.matchScore(raw: Double(raw)) * 10_000).rounded() / 10_000
         return Recommendation(
             item: summary(row: row), matchScore: match, grade: Grade(matchScore: match),
-            explanations: explanations(row: row, student: student, weights: weights), isProbe: isProbe,
+            explanations: explanations, isProbe: isProbe,
             matchedMajors: student.matchedMajors(row: row, schools: schools),
             distance: row < student.distances.count ? (Double(student.distances[row]) * 10).rounded() / 10 : nil)
     }

@@ -120,17 +120,40 @@ public func columnDotsInOrder(_ xt: [Double], columns n: Int, with v: [Double]) 
 /// `columnDotsInOrder(_:columns:with:)` with a chosen kernel (nil: the fastest this CPU runs),
 /// so tests can hold both to the same result.
 package func columnDotsInOrder(_ xt: [Double], columns n: Int, with v: [Double], kernel: NumericsKernel?) -> [Double] {
-    let f = v.count
+    var out: [Double] = []
+    columnDotsInOrder(xt, columns: n, with: v, from: 0, count: v.count, into: &out, kernel: kernel)
+    return out
+}
+
+/// `columnDotsInOrder(_:columns:with:)` with the vector at `v[start ..< start + f]`, written into
+/// `out` (replaced by n values): a caller with many vectors in one array and one result
+/// buffer allocates nothing per vector.
+///
+/// - Parameters:
+///   - xt: f × n values, row-major (column i is one vector).
+///   - n: The number of columns.
+///   - v: Holds the vector.
+///   - start: Where the vector starts in `v`.
+///   - f: Its length.
+///   - out: Replaced by n dot products (its storage reused).
+///   - kernel: nil: the fastest this CPU runs.
+/// - Complexity: O(f × n).
+package func columnDotsInOrder(_ xt: [Double], columns n: Int, with v: [Double], from start: Int, count f: Int,
+                               into out: inout [Double], kernel: NumericsKernel? = nil) {
     precondition(xt.count == f * n, "columnDotsInOrder: \(xt.count) values for \(f) × \(n)")
-    var out = [Double](repeating: 0, count: n)
-    guard n > 0 else { return out }
+    precondition(start >= 0 && start + f <= v.count, "columnDotsInOrder: a vector of \(f) from \(start) in \(v.count) values")
+    if out.count != n {
+        out.removeAll(keepingCapacity: true)
+        out.append(contentsOf: repeatElement(0, count: n))
+    }
+    guard n > 0 else { return }
     let vector = NumericsKernel.resolve(kernel) == .vector
     xt.withUnsafeBufferPointer { x in
         out.withUnsafeMutableBufferPointer { o in
             guard let xb = x.baseAddress, let ob = o.baseAddress else { return }
             if vector {
                 // xt has values, so f > 0 and v has a buffer.
-                v.withUnsafeBufferPointer { swiperank_column_dots_avx(xb, f, n, $0.baseAddress!, ob) }
+                v.withUnsafeBufferPointer { swiperank_column_dots_avx(xb, f, n, $0.baseAddress! + start, ob) }
                 return
             }
             // Four columns per SIMD lane group (the pointers may alias as far as the compiler
@@ -140,18 +163,43 @@ package func columnDotsInOrder(_ xt: [Double], columns n: Int, with v: [Double],
             while i + 4 <= n {
                 var acc = SIMD4<Double>(repeating: 0)
                 for j in 0..<f {
-                    acc = acc + SIMD4<Double>(repeating: v[j]) * UnsafeRawPointer(xb + j * n + i).loadUnaligned(as: SIMD4<Double>.self)
+                    acc = acc + SIMD4<Double>(repeating: v[start + j]) * UnsafeRawPointer(xb + j * n + i).loadUnaligned(as: SIMD4<Double>.self)
                 }
                 UnsafeMutableRawPointer(ob + i).storeBytes(of: acc, as: SIMD4<Double>.self)
                 i += 4
             }
             while i < n {
                 var sum = 0.0
-                for j in 0..<f { sum = sum + v[j] * xb[j * n + i] }
+                for j in 0..<f { sum = sum + v[start + j] * xb[j * n + i] }
                 ob[i] = sum
                 i += 1
             }
         }
     }
-    return out
+}
+
+/// The sum of `values` in eight interleaved lanes (lane k adds values k, k + 8, …, left to
+/// right), the lanes then added in order, then the tail: a fixed order, so the same bits every
+/// time, though not `reduce(0, +)`'s. A left-to-right sum waits on each add (about 4 cycles
+/// a value); the lanes add side by side.
+///
+/// - Parameter values: The values.
+/// - Returns: Their sum.
+/// - Complexity: O(n).
+public func laneSum(_ values: [Float]) -> Float {
+    values.withUnsafeBufferPointer { v in
+        var lanes = SIMD8<Float>(repeating: 0)
+        var i = 0
+        while i + 8 <= v.count {
+            lanes = lanes + UnsafeRawPointer(v.baseAddress! + i).loadUnaligned(as: SIMD8<Float>.self)
+            i += 8
+        }
+        var total: Float = 0
+        for k in 0..<8 { total += lanes[k] }
+        while i < v.count {
+            total += v[i]
+            i += 1
+        }
+        return total
+    }
 }

@@ -66,4 +66,38 @@ struct OrderedKernelTests {
             }
         }
     }
+
+    @Test("column dot products of a vector inside a longer array, into a reused buffer, equal those of the vector alone, bit for bit")
+    func columnDotsFromOffset() {
+        var rng = SplitMix64(seed: 48)
+        var out: [Double] = [1, 2, 3]  // a stale buffer of another length: replaced
+        for trial in 0..<200 {
+            let f = Int(rng.next() % 40) + 1, n = trial < 3 ? trial : Int(rng.next() % 60)
+            let xt = (0..<f * n).map { _ in Double.random(in: -1...1, using: &rng) * Double(1 << Int(rng.next() % 30)) }
+            let vectors = Int(rng.next() % 4) + 1, k = Int(rng.next() % UInt64(vectors))
+            let many = (0..<(vectors * f)).map { _ in Double.random(in: -1...1, using: &rng) }
+            let alone = Array(many[(k * f)..<((k + 1) * f)])
+            for kernel in Self.kernels {
+                columnDotsInOrder(xt, columns: n, with: many, from: k * f, count: f, into: &out, kernel: kernel)
+                let reference = columnDotsInOrder(xt, columns: n, with: alone, kernel: kernel)
+                #expect(out.count == n && zip(out, reference).allSatisfy { $0.bitPattern == $1.bitPattern }, "\(kernel) f \(f) n \(n)")
+            }
+        }
+    }
+
+    @Test("laneSum adds in eight interleaved lanes, then the lanes in order, then the tail, bit for bit (200 seeded lengths)")
+    func laneSums() {
+        var rng = SplitMix64(seed: 49)
+        for trial in 0..<200 {
+            let n = trial < 20 ? trial : Int(rng.next() % 5_000)
+            let values = (0..<n).map { _ in Float.random(in: -1...1, using: &rng) * Float(1 << Int(rng.next() % 20)) }
+            var lanes = [Float](repeating: 0, count: 8)
+            let whole = n / 8 * 8
+            for i in 0..<whole { lanes[i % 8] += values[i] }
+            var reference: Float = 0
+            for lane in lanes { reference += lane }
+            for i in whole..<n { reference += values[i] }
+            #expect(laneSum(values).bitPattern == reference.bitPattern, "n \(n)")
+        }
+    }
 }

@@ -37,4 +37,39 @@ struct SelectionTests {
             #expect(a[n] == values[lower..<upper].sorted(by: >)[n - lower])
         }
     }
+
+    @Test("values at descending ranks equal a best-first sort's, on ties, runs, infinities, signed zeros and every size around the insertion-sort cut (600 seeded arrays)")
+    func descendingRanks() {
+        var rng = SplitMix64(seed: 13)
+        let palette: [Double] = [-.infinity, -1, -0.0, 0, 0.25, 1, .infinity]
+        for trial in 0..<600 {
+            let m = trial < 40 ? trial + 1 : Int(rng.next() % 3_000) + 1
+            let values: [Double]
+            switch trial % 4 {
+            case 0: values = (0..<m).map { _ in palette[Int(rng.next() % UInt64(palette.count))] }  // long runs of ties
+            case 1: values = [Double](repeating: 0.5, count: m)  // all equal
+            case 2: values = (0..<m).map { Double($0) }  // ascending: the worst order for a first pivot
+            default: values = (0..<m).map { _ in Double.random(in: -3...3, using: &rng) }
+            }
+            let sorted = values.sorted(by: >)
+            // Up to four ascending ranks, repeats allowed (a tiny sample gives equal positions).
+            let ranks = (0..<Int(rng.next() % 5)).map { _ in Int(rng.next() % UInt64(m)) }.sorted()
+            let got = valuesAtDescendingRanks(ranks, of: values)
+            #expect(got == ranks.map { sorted[$0] }, "trial \(trial) m \(m) ranks \(ranks)")
+            #expect(got == quickselectDescending(ranks, of: values), "trial \(trial): the same values as quickselect")
+        }
+    }
+
+    @Test("with a NaN anywhere, values at descending ranks are quickselect's, and never hang")
+    func descendingRanksWithNaN() {
+        var rng = SplitMix64(seed: 14)
+        for trial in 0..<100 {
+            let m = Int(rng.next() % 2_000) + 1
+            var values = (0..<m).map { _ in Double.random(in: -1...1, using: &rng) }
+            for _ in 0...(trial % 5) { values[Int(rng.next() % UInt64(m))] = .nan }
+            let ranks = [0, m / 4, m / 2, m - 1]
+            let got = valuesAtDescendingRanks(ranks, of: values), reference = quickselectDescending(ranks, of: values)
+            #expect(zip(got, reference).allSatisfy { $0.bitPattern == $1.bitPattern }, "trial \(trial)")
+        }
+    }
 }

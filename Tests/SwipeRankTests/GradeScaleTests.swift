@@ -62,6 +62,22 @@ struct GradeScaleTests {
         #expect(GradeScale.sampleRows(catalogCount: 0).isEmpty)
     }
 
+    @Test("a scale read from every row's score samples rows ⌊i·N/m⌋, with and without item offsets, for catalogs around the sample size")
+    func readSample() {
+        var rng = SplitMix64(seed: 33)
+        let matcher = Fixtures.matcher
+        let calibration = matcher.calibration
+        for n in [1, 5, 1_023, 1_024, 1_025, 2_294, 4_099, 20_000] {
+            let raw = (0..<n).map { _ in Float.random(in: -3...3, using: &rng) }
+            let offsets = (0..<n).map { _ in Float.random(in: -0.5...0.5, using: &rng) }
+            for matchOffsets in [nil, offsets] {
+                let sample = GradeScale.sampleRows(catalogCount: n).map { Double(raw[$0] - (matchOffsets?[$0] ?? 0)) }
+                let reference = GradeScale(sample: sample) { calibration.cardMatchScore(raw: $0) }
+                #expect(matcher.gradeScale(raw: raw, matchOffsets: matchOffsets) == reference, "N \(n) offsets \(matchOffsets != nil)")
+            }
+        }
+    }
+
     @Test("a scale scored row by row equals one read from the full scores")
     func scoredSample() throws {
         let matcher = Fixtures.matcher

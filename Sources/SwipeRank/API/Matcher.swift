@@ -59,6 +59,18 @@ public protocol Matcher: Sendable {
     /// - Returns: The card.
     func card(row: Int, raw: Float, student: Student, weights: PreferenceWeights, isProbe: Bool) -> Recommendation
 
+    /// The card for one item and its best `ExplanationVariety.candidates` reasons, best first
+    /// (the card shows the first three): a deck's explanation variety draws on the rest when the
+    /// card's own reasons repeat across the deck, and writing them with the card ranks the
+    /// item's reasons once instead of twice. The default returns no candidates (the variety then
+    /// asks `explanations(row:student:weights:limit:)` where it needs more).
+    ///
+    /// - Parameters: As `card(row:raw:student:weights:isProbe:)`.
+    /// - Returns: The card, exactly `card(row:raw:student:weights:isProbe:)`'s, and its candidate
+    ///   reasons, or nil.
+    func cardWithCandidates(row: Int, raw: Float, student: Student, weights: PreferenceWeights,
+                            isProbe: Bool) -> (card: Recommendation, candidates: [String]?)
+
     /// The best `limit` reasons for an item, best first: a card shows the first three, and a
     /// deck whose cards repeat a reason draws on the rest (`varyExplanations`).
     ///
@@ -135,6 +147,14 @@ struct ProfileKey<P: Hashable & Sendable>: Hashable, Sendable {
 }
 
 extension Matcher {
+    /// The card alone: a matcher that does not write its candidate reasons with the card.
+    ///
+    /// - Returns: `card(row:raw:student:weights:isProbe:)` and nil.
+    public func cardWithCandidates(row: Int, raw: Float, student: Student, weights: PreferenceWeights,
+                                   isProbe: Bool) -> (card: Recommendation, candidates: [String]?) {
+        (card(row: row, raw: raw, student: student, weights: weights, isProbe: isProbe), nil)
+    }
+
     /// nil: by default a matcher has nothing beyond its catalog and terms that changes the model.
     public var modelTag: String? { nil }
 

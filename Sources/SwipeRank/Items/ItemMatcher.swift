@@ -242,12 +242,29 @@ public struct ItemMatcher: Matcher {
     /// - Returns: The card (`matchedMajors` is empty: majors are a school notion).
     /// - Complexity: O(d).
     public func card(row: Int, raw: Float, student: ItemUser, weights: PreferenceWeights, isProbe: Bool = false) -> Recommendation {
+        card(row: row, raw: raw, student: student, isProbe: isProbe,
+             explanations: explanations(row: row, student: student, weights: weights))
+    }
+
+    /// The card and its best `ExplanationVariety.candidates` reasons, ranked once (the card
+    /// shows the first three).
+    ///
+    /// - Parameters: As `card(row:raw:student:weights:isProbe:)`.
+    /// - Returns: The card and its candidate reasons.
+    /// - Complexity: O(d).
+    public func cardWithCandidates(row: Int, raw: Float, student: ItemUser, weights: PreferenceWeights,
+                                   isProbe: Bool) -> (card: Recommendation, candidates: [String]?) {
+        let reasons = explanations(row: row, student: student, weights: weights, limit: ExplanationVariety.candidates)
+        let shown = reasons.count <= 3 ? reasons : Array(reasons[..<3])
+        return (card(row: row, raw: raw, student: student, isProbe: isProbe, explanations: shown), reasons)
+    }
+
+    private func card(row: Int, raw: Float, student: ItemUser, isProbe: Bool, explanations: [String]) -> Recommendation {
         let match = (calibration.matchScore(raw: Double(raw)) * 10_000).rounded() / 10_000
         let distance = row < student.distances.count && !student.distances[row].isNaN
             ? (Double(student.distances[row]) * 10).rounded() / 10 : nil
         return Recommendation(item: catalog.summary(row: row), matchScore: match, grade: Grade(matchScore: match),
-                              explanations: explanations(row: row, student: student, weights: weights), isProbe: isProbe,
-                              matchedMajors: [], distance: distance)
+                              explanations: explanations, isProbe: isProbe, matchedMajors: [], distance: distance)
     }
 
     /// Up to three reasons from the largest positive group contributions (≥ 0.05), each

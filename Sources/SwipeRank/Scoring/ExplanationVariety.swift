@@ -138,10 +138,26 @@ extension Matcher {
     ///   - weights: The weights the cards were scored with.
     /// - Complexity: O(n × candidates × (d + k)).
     public func varyExplanations(_ cards: inout [Recommendation], student: Student, weights: PreferenceWeights) {
+        varyExplanations(&cards, candidates: [], student: student, weights: weights)
+    }
+
+    /// `varyExplanations(_:student:weights:)` with candidate reasons the cards were written with
+    /// (`cardWithCandidates`): card i's next-best reasons are `candidates[i]` where it is given,
+    /// else asked of the matcher.
+    ///
+    /// - Parameters:
+    ///   - cards: The deck, in order.
+    ///   - candidates: Per card, its candidate reasons or nil; empty: none given.
+    ///   - student: The student.
+    ///   - weights: The weights the cards were scored with.
+    public func varyExplanations(_ cards: inout [Recommendation], candidates: [[String]?], student: Student,
+                                 weights: PreferenceWeights) {
+        precondition(candidates.isEmpty || candidates.count == cards.count, "varyExplanations: one candidate list per card")
         guard cards.count > 1 else { return }
         let shown = cards.map(\.explanations)
         let catalog = self.catalog  // once: through the protocol, each read copies the catalog
         let varied = ExplanationVariety.vary(shown: shown) { i in
+            if !candidates.isEmpty, let given = candidates[i] { return given }
             guard let row = catalog.row(of: cards[i].item.id) else { return [] }
             return explanations(row: row, student: student, weights: weights, limit: ExplanationVariety.candidates)
         }

@@ -24,7 +24,7 @@ struct CollaborativeReasons {
     init?<M: Matcher>(session: SwipeSession<M>, terms: [Float]?, raw: [Float]) {
         guard let terms, let factors = session.engine.factors, session.collaborative != nil else { return nil }
         self.terms = terms
-        typical = raw.reduce(0, +) / Float(max(1, raw.count))
+        typical = laneSum(raw) / Float(max(1, raw.count))  // in lanes: a left-to-right sum waits on every add
         let rows = session.likedRows.sorted()
         likedRows = rows
         likedColumns = factors.whitened.rowsAsDoubleColumns(rows)
@@ -49,20 +49,35 @@ struct CollaborativeReasons {
         }
         guard !placed.isEmpty else { return result }
         let f = factors.dimension
-        var flat: [Double] = []
-        flat.reserveCapacity(placed.count * f)
-        for i in placed { flat += factors.vector(row: cards[i].row) }
+        // The placed cards' factors in one array, solved together, and one buffer for every
+        // card's contributions: a deck places about eight, and the per-card arrays (a factor row
+        // as Float then as Double, its solved slice, its contributions) were a third of this.
+        let flat = factors.whitened.rowsAsDouble(placed.map { cards[$0].row }, stride: f)
         let solved = collaborative.factor.solve(flat: flat, count: placed.count)   // A⁻¹ ṽᵣ for each
         let names = session.engine.matcher.catalog.names
+        var contributions: [Double] = []
         for (k, i) in placed.enumerated() {
             let row = cards[i].row
-            let contributions = columnDotsInOrder(likedColumns, columns: likedRows.count, with: Array(solved[(k * f)..<((k + 1) * f)]))
-            var best: (row: Int, contribution: Double)?
-            for (liked, contribution) in zip(likedRows, contributions) where liked != row {
-                if contribution > 0, best == nil || contribution > best!.contribution { best = (liked, contribution) }
+            columnDotsInOrder(likedColumns, columns: likedRows.count, with: solved, from: k * f, count: f, into: &contributions)
+            var best = -1
+            var bestContribution = 0.0
+            for (j, liked) in likedRows.enumerated() where liked != row {
+                let contribution = contributions[j]
+                if contribution > 0, best < 0 || contribution > bestContribution { (best, bestContribution) = (liked, contribution) }
             }
-            if let best { result[i] = "Students who liked \(names[best.row]) also liked this" }
+            if best >= 0 { result[i] = Self.sentence(likedName: names[best]) }
         }
         return result
+    }
+
+    /// "Students who liked X also liked this", written into one buffer reserved at its size.
+    static func sentence(likedName: String) -> String {
+        let (head, tail) = ("Students who liked ", " also liked this")
+        var text = ""
+        text.reserveCapacity(head.utf8.count + likedName.utf8.count + tail.utf8.count)
+        text += head
+        text += likedName
+        text += tail
+        return text
     }
 }

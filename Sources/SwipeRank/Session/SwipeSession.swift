@@ -276,17 +276,18 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// Puts the deck just dealt (`served[first...]`, `cards`) best first: the non-probe cards
     /// sorted by their ranking score (ties: the band plan's order) into the non-probe
     /// positions; probes, and every position, stay where the schedule put them.
-    mutating func orderBestFirst(from first: Int, cards: inout [Recommendation], keys: [Float]) {
+    mutating func orderBestFirst(from first: Int, cards: inout [Recommendation], candidates: inout [[String]?], keys: [Float]) {
         let slots = (0..<cards.count).filter { !served[first + $0].isProbe }
         let sorted = slots.sorted { (keys[$0], -$0) > (keys[$1], -$1) }
         guard sorted != slots else { return }
-        let (dealt, oldCards) = (Array(served[first...]), cards)
+        let (dealt, oldCards, oldCandidates) = (Array(served[first...]), cards, candidates)
         for (slot, from) in zip(slots, sorted) where slot != from {  // a card in its place stays
             let c = dealt[from]
             served[first + slot] = ServedCard(position: dealt[slot].position, row: c.row, cardID: c.cardID, band: c.band, isProbe: c.isProbe,
                                               propensity: c.propensity, predictedMatch: c.predictedMatch, action: c.action)
             servedIndexByRow[c.row] = first + slot
             cards[slot] = oldCards[from]
+            candidates[slot] = oldCandidates[from]
         }
     }
 
@@ -325,6 +326,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
             : [GeoBand?](repeating: nil, count: wanted)
         var cards: [Recommendation] = []
         cards.reserveCapacity(wanted)
+        // Each card's candidate reasons, written with it, for the explanation variety.
+        var candidates: [[String]?] = []
+        candidates.reserveCapacity(wanted)
         // The posterior is fixed within a deck: the factor is laid out once for all its probes,
         // and a card in the windows of two probes of one band has one variance, computed once.
         var variances = DeckVariances()
@@ -362,8 +366,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
             }
             batch.take(row: row, pool: p)
             let rowRaw = scores.rawScore(row: row, engine: engine, student: student)
-            var card = engine.matcher.card(row: row, raw: engine.matchRaw(rowRaw, row: row), student: student, weights: weights,
-                                           isProbe: isProbe)
+            var (card, reasons) = engine.matcher.cardWithCandidates(row: row, raw: engine.matchRaw(rowRaw, row: row), student: student,
+                                                                    weights: weights, isProbe: isProbe)
+            candidates.append(reasons)
             placed.append((row, rowRaw))
             card.grade(by: grades)
             served.append(ServedCard(position: position, row: row, cardID: catalog.ids[row], band: band, isProbe: isProbe,
@@ -379,8 +384,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
                 if let reason { cards[i].explanations.insert(reason, at: 0) }
             }
         }
-        if engine.configuration.deckOrder == .bestFirst { orderBestFirst(from: first, cards: &cards, keys: keys) }
-        engine.matcher.varyExplanations(&cards, student: student, weights: weights)
+        if engine.configuration.deckOrder == .bestFirst { orderBestFirst(from: first, cards: &cards, candidates: &candidates, keys: keys) }
+        engine.matcher.varyExplanations(&cards, candidates: candidates, student: student, weights: weights)
         // The deck's weights are the current ones (nothing learned while dealing): named from
         // them rather than read from the model again.
         return RecommendationResponse(recommendations: cards, learningState: learningState(weights: weights), totalSwipes: totalSwipes)
