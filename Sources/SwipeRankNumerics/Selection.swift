@@ -87,15 +87,18 @@ public func valuesAtDescendingRanks(_ ranks: [Int], of values: [Double]) -> [Dou
     return result
 }
 
-/// Puts the value of descending rank `k` of `a[0..<end]` at `k`, larger ones before it and
-/// smaller or equal after, and returns it; `b` is scratch of `a`'s size. No NaN in `a`.
-private func branchFreeSelectDescending(_ k: Int, in a: UnsafeMutableBufferPointer<Double>,
-                                        spare b: UnsafeMutableBufferPointer<Double>, upTo end: Int) -> Double {
-    var lo = 0, hi = end
+/// Puts the value of descending rank `k` of `a[start..<end]` (rank 0 at `start`) at
+/// `start + k`, larger ones before it and smaller or equal after, and returns it; `b` is
+/// scratch covering the same indices. The values must be totally ordered (no NaN).
+@inline(__always)
+func branchFreeSelectDescending<T: Comparable>(_ k: Int, in a: UnsafeMutableBufferPointer<T>, spare b: UnsafeMutableBufferPointer<T>,
+                                               from start: Int = 0, upTo end: Int) -> T {
+    let k = start + k
+    var lo = start, hi = end
     // Writes a[lo..<hi] into b with the values above `pivot` (or, `orEqual`, not below it) at
     // the front, then back into a; returns where the others start. Two plain loops: a
     // predicate passed as a closure was a call per value.
-    func partition(_ pivot: Double, orEqual: Bool) -> Int {
+    func partition(_ pivot: T, orEqual: Bool) -> Int {
         var front = lo, back = hi &- 1
         if orEqual {
             for i in lo..<hi {
