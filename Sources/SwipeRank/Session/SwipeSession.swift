@@ -278,7 +278,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// positions; probes, and every position, stay where the schedule put them.
     mutating func orderBestFirst(from first: Int, cards: inout [Recommendation], candidates: inout [[String]?], keys: [Float]) {
         let slots = (0..<cards.count).filter { !served[first + $0].isProbe }
-        let sorted = slots.sorted { (keys[$0], -$0) > (keys[$1], -$1) }
+        // Higher key first, ties to the earlier slot (the tuple comparison this spells out
+        // looked up type metadata on every call in this generic code).
+        let sorted = slots.sorted { keys[$0] > keys[$1] || (keys[$0] == keys[$1] && $0 < $1) }
         guard sorted != slots else { return }
         let (dealt, oldCards, oldCandidates) = (Array(served[first...]), cards, candidates)
         for (slot, from) in zip(slots, sorted) where slot != from {  // a card in its place stays
@@ -337,7 +339,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // One copy of the engine for the loop (each read of the generic field looks up type
         // metadata when this runs unspecialized), and a local function rather than a closure
         // value: a closure's context held a second copy of it.
-        let engine = self.engine, frozenRanking = ranking
+        let engine = self.engine, frozenRanking = ranking, regions = engine.regions
         // A row's ranking score (the probes' value; the deck's best-first order).
         func rankScore(_ row: Int) -> Float {
             scores.indexed ? scores.rawScore(row: row, engine: engine, student: student) : frozenRanking[row]
@@ -375,9 +377,11 @@ public struct SwipeSession<M: Matcher>: Sendable {
                                      propensity: propensity, predictedMatch: card.matchScore, action: nil))
             servedIndexByRow[row] = served.count - 1
             if band != nil { bandServed[p] += 1 }
-            markShown(row: row)
+            // Inline rather than `markShown(row:)` and `rankScore(_:)`: in this generic code each
+            // call looked up the engine's type metadata again, per card.
+            if let code = regions.code(row: row) { regionShown[code] = true }
             cards.append(card)
-            keys.append(rankScore(row))
+            keys.append(scores.indexed ? scores.rawScore(row: row, engine: engine, student: student) : frozenRanking[row])
         }
         if let reasons {
             for (i, reason) in reasons.reasons(for: placed, session: self).enumerated() {
