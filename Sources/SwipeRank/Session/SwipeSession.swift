@@ -368,9 +368,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
             }
             batch.take(row: row, pool: p)
             let rowRaw = scores.rawScore(row: row, engine: engine, student: student)
-            var (card, reasons) = engine.matcher.cardWithCandidates(row: row, raw: engine.matchRaw(rowRaw, row: row), student: student,
-                                                                    weights: weights, isProbe: isProbe)
-            candidates.append(reasons)
+            var (card, cardCandidates) = engine.matcher.cardWithCandidates(row: row, raw: engine.matchRaw(rowRaw, row: row),
+                                                                           student: student, weights: weights, isProbe: isProbe)
+            candidates.append(cardCandidates)
             placed.append((row, rowRaw))
             card.grade(by: grades)
             served.append(ServedCard(position: position, row: row, cardID: catalog.ids[row], band: band, isProbe: isProbe,
