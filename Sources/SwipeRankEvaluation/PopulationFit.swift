@@ -415,4 +415,41 @@ extension PopulationFit {
         for c in results.indices where results[c].ndcg > results[best].ndcg { best = c }
         return SignalBoostChoice(boosts: results[best].boosts, candidates: results, students: counted)
     }
+
+    /// The prior with its answers weighed by the app's events: by `boosts`, or, with `choose`,
+    /// by what `chooseSignalBoosts` picks on the log's own time split between the plain fit and
+    /// `boosts` (reactions × 2 and dwell 0.5 when `boosts` is `.none`: its default candidate) —
+    /// so a log whose events do not help ranking is fitted plain. What `fit-prior
+    /// --choose-signals` and `serve --refit-prior on --refit-choose-signals on` run.
+    ///
+    /// - Parameters:
+    ///   - engine: The engine (without a population prior).
+    ///   - students: The students of the log.
+    ///   - interactions: Their swipes.
+    ///   - signals: The app's dwell times and reactions (for the choice).
+    ///   - boosts: The setting, or the candidate with `choose`.
+    ///   - choose: Whether the log chooses between the plain fit and `boosts`.
+    ///   - itemPrecision: As in `fit`.
+    ///   - exposureWeight: As in `fit`.
+    ///   - strengths: The answer weights of a setting other than `.none`, as the caller pairs
+    ///     its signals with its answers.
+    /// - Returns: The prior, the setting it was fitted with, and the choice when one was made.
+    /// - Throws: Errors of `fit`.
+    public static func fitWeighingSignals<M: Matcher>(engine: SwipeEngine<M>, students: [DatasetStudent<M.Profile>],
+                                                      interactions: [Interaction], signals: [EngagementSignal],
+                                                      boosts: SignalBoosts, choose: Bool, itemPrecision: Double = 5,
+                                                      exposureWeight: Double = 0, strengths: (SignalBoosts) -> AnswerStrengths) throws
+        -> (prior: PopulationPrior, boosts: SignalBoosts, choice: SignalBoostChoice?) {
+        var used = boosts
+        var choice: SignalBoostChoice?
+        if choose {
+            let offered = boosts == .none ? SignalBoosts(reaction: 1, dwell: 0.5) : boosts
+            let made = try chooseSignalBoosts(engine: engine, students: students, interactions: interactions, signals: signals,
+                                              candidates: [offered], itemPrecision: itemPrecision, exposureWeight: exposureWeight)
+            (used, choice) = (made.boosts, made)
+        }
+        let prior = try fit(engine: engine, students: students, interactions: interactions, itemPrecision: itemPrecision,
+                            exposureWeight: exposureWeight, strengths: used == .none ? nil : strengths(used))
+        return (prior, used, choice)
+    }
 }

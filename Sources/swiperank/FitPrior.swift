@@ -129,24 +129,20 @@ struct FitPrior: AsyncParsableCommand {
                       + choice.candidates.map { "β=\($0.weight) \(String(format: "%.4f", $0.ndcg))" }.joined(separator: ", "))
                 beta = choice.weight
             }
-            var boosts = PopulationFit.SignalBoosts(reaction: signalOptions.reactionBoost, dwell: signalOptions.dwellBoost)
-            if chooseSignals {
-                let offered = signalOptions.weighs ? boosts : PopulationFit.SignalBoosts(reaction: 1, dwell: 0.5)
-                let choice = try PopulationFit.chooseSignalBoosts(engine: engine, students: roster, interactions: log, signals: signals,
-                                                                  candidates: [offered], itemPrecision: itemPrecision, exposureWeight: beta)
+            let boosts = PopulationFit.SignalBoosts(reaction: signalOptions.reactionBoost, dwell: signalOptions.dwellBoost)
+            let fitted = try PopulationFit.fitWeighingSignals(
+                engine: engine, students: roster, interactions: log, signals: signals, boosts: boosts, choose: chooseSignals,
+                itemPrecision: itemPrecision, exposureWeight: beta) { chosen in
+                AnswerStrengths(signals: signals, interactions: log, reactionBoost: chosen.reaction, dwellBoost: chosen.dwell)
+            }
+            if let choice = fitted.choice {
                 print("signals chosen on the last 30% of each student's swipes (\(choice.students) students), NDCG@10: "
                       + choice.candidates.map { c in
                           (c.boosts == .none ? "plain" : "reactions×\(1 + c.boosts.reaction) dwell^\(c.boosts.dwell)")
                               + " \(String(format: "%.4f", c.ndcg))"
                       }.joined(separator: ", ") + (choice.boosts == .none ? ": plain" : ": weighed"))
-                boosts = choice.boosts
             }
-            var strengths: AnswerStrengths?
-            if boosts != .none {
-                strengths = AnswerStrengths(signals: signals, interactions: log, reactionBoost: boosts.reaction, dwellBoost: boosts.dwell)
-            }
-            return try PopulationFit.fit(engine: engine, students: roster, interactions: log, itemPrecision: itemPrecision, exposureWeight: beta,
-                                         strengths: strengths)
+            return fitted.prior
         } catch {
             throw CLIError("\(error)")
         }

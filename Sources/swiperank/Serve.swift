@@ -126,6 +126,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "With --refit-every: on to fit the population prior too, from the same log and the students' stored profiles (env SWIPERANK_REFIT_PRIOR; default off). Stored and installed like the model: new students start from it, stored ones are migrated to it (their swipes learned again) on their next request and by the migration sweep. A fit that fails leaves both models serving.")
     var refitPrior: String?
 
+    @Option(help: "With --refit-prior on: on to let each refit's log choose whether the app's events weigh the prior's answers — the plain fit against the one weighed by --refit-reaction-boost and --refit-dwell-boost (reactions × 2 and dwell 0.5 when both are 0), kept only if it ranks the last 30% of each student's swipes better, as fit-prior --choose-signals (env SWIPERANK_REFIT_CHOOSE_SIGNALS; default off).")
+    var refitChooseSignals: String?
+
     @Option(help: "With --refit-every: α°, the confidence of a card served and never answered (0: as if never served; env SWIPERANK_REFIT_SHOWN_CONFIDENCE; default 1).")
     var refitShownConfidence: Double?
 
@@ -252,13 +255,25 @@ struct Serve: AsyncParsableCommand {
             refit.readsSignals = reactionBoost > 0 || dwellBoost > 0
             let priorName = refitPrior ?? env["SWIPERANK_REFIT_PRIOR"] ?? "off"
             guard ["on", "off"].contains(priorName) else { throw ValidationError("--refit-prior must be on or off, got \(priorName)") }
-            if priorName == "on" { refit.prior = LogPriorFitter(reactionBoost: reactionBoost, dwellBoost: dwellBoost) }
+            let chooseName = refitChooseSignals ?? env["SWIPERANK_REFIT_CHOOSE_SIGNALS"] ?? "off"
+            guard ["on", "off"].contains(chooseName) else { throw ValidationError("--refit-choose-signals must be on or off, got \(chooseName.prefix(16))") }
+            guard chooseName == "off" || priorName == "on" else {
+                throw ValidationError("--refit-choose-signals on needs --refit-prior on (it chooses how the prior's answers are weighed)")
+            }
+            if priorName == "on" {
+                refit.prior = LogPriorFitter(reactionBoost: reactionBoost, dwellBoost: dwellBoost, chooseSignals: chooseName == "on")
+                // The choice reads the app's events even when no boost is set.
+                if chooseName == "on" { refit.readsSignals = true }
+            }
             refit.minimumSwipes = try refitMinSwipes ?? Self.int(env["SWIPERANK_REFIT_MIN_SWIPES"], "SWIPERANK_REFIT_MIN_SWIPES") ?? refit.minimumSwipes
             guard refit.minimumSwipes >= 1 else { throw ValidationError("--refit-min-swipes must be at least 1") }
             config.refit = refit
         }
         if config.refit == nil, let prior = refitPrior ?? env["SWIPERANK_REFIT_PRIOR"], prior != "off" {
             throw ValidationError("--refit-prior \(prior.prefix(16)) needs --refit-every (the prior is refitted on the model's schedule)")
+        }
+        if config.refit == nil, let choose = refitChooseSignals ?? env["SWIPERANK_REFIT_CHOOSE_SIGNALS"], choose != "off" {
+            throw ValidationError("--refit-choose-signals \(choose.prefix(16)) needs --refit-every and --refit-prior on")
         }
         let levelName = logLevel ?? env["SWIPERANK_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelName) else { throw ValidationError("unknown log level \(levelName)") }
@@ -407,16 +422,19 @@ struct LogPriorFitter: PopulationPriorFitter {
     var reactionBoost = 0.0
     /// `--refit-dwell-boost`.
     var dwellBoost = 0.0
+    /// `--refit-choose-signals on`: the log chooses between the plain fit and the weighed one.
+    var chooseSignals = false
 
     func fit<M: ServableMatcher>(_ input: PriorFitInput<M>) throws -> PopulationPrior {
-        var strengths: AnswerStrengths?
-        if reactionBoost > 0 || dwellBoost > 0 {
-            var answers: [String: [String: Bool]] = [:]
-            for j in input.log.judgements { answers[j.studentID, default: [:]][j.itemID] = j.liked }
-            strengths = AnswerStrengths(signals: input.log.signals, answers: answers, reactionBoost: reactionBoost, dwellBoost: dwellBoost)
-        }
-        return try PopulationFit.fit(engine: input.engine, students: input.students.map { DatasetStudent(id: $0.id, profile: $0.profile) },
-                                     interactions: input.log.interactions, itemPrecision: itemPrecision, exposureWeight: 0, strengths: strengths)
+        var answers: [String: [String: Bool]] = [:]
+        for j in input.log.judgements { answers[j.studentID, default: [:]][j.itemID] = j.liked }
+        return try PopulationFit.fitWeighingSignals(
+            engine: input.engine, students: input.students.map { DatasetStudent(id: $0.id, profile: $0.profile) },
+            interactions: input.log.interactions, signals: input.log.signals,
+            boosts: PopulationFit.SignalBoosts(reaction: reactionBoost, dwell: dwellBoost), choose: chooseSignals,
+            itemPrecision: itemPrecision, exposureWeight: 0) { chosen in
+            AnswerStrengths(signals: input.log.signals, answers: answers, reactionBoost: chosen.reaction, dwellBoost: chosen.dwell)
+        }.prior
     }
 }
 

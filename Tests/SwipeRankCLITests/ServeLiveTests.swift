@@ -395,10 +395,18 @@ struct ExportLiveTests {
             let refused = try CLI.run(["serve", "--port", "0", "--database", dir.appendingPathComponent("bad.sqlite").path] + arguments)
             #expect(refused.status != 0 && refused.stderr.contains("--refit-prior"), "\(arguments): \(refused.stderr)")
         }
+        // The signals' choice is the refitted prior's: without it, without a schedule, or not on/off, refused.
+        for (arguments, says) in [(["--refit-every", "6h", "--refit-choose-signals", "on"], "needs --refit-prior on"),
+                                  (["--refit-choose-signals", "on"], "needs --refit-every and --refit-prior on"),
+                                  (["--refit-every", "6h", "--refit-prior", "on", "--refit-choose-signals", "yes"], "must be on or off, got yes")] {
+            let refused = try CLI.run(["serve", "--port", "0", "--database", dir.appendingPathComponent("bad.sqlite").path] + arguments)
+            #expect(refused.status != 0 && refused.stderr.contains("--refit-choose-signals") && refused.stderr.contains(says),
+                    "\(arguments): \(refused.stderr)")
+        }
         let memo = try CLI.run(["serve", "--port", "0", "--database", dir.appendingPathComponent("bad.sqlite").path, "--deck-memo", "yes"])
         #expect(memo.status != 0 && memo.stderr.contains("--deck-memo must be on or off, got yes"), "\(memo.stderr)")
         let withFactors = try ServeLiveTests.Server(arguments: ["--database", dir.appendingPathComponent("factors.sqlite").path, "--factors", factors,
-                                                                "--refit-every", "6h", "--refit-prior", "on"])
+                                                                "--refit-every", "6h", "--refit-prior", "on", "--refit-choose-signals", "on"])
         defer { withFactors.kill() }
         let (_, health) = try await ServeLiveTests.call(withFactors.port, "GET", "/health", token: token)
         #expect((health["refit"] as? [String: Any])?["model_version"] as? Int == 0, "\(health)")

@@ -193,6 +193,46 @@ struct ExposurePriorTests {
         #expect(none.candidates[0].ndcg == none.candidates[1].ndcg && none.boosts == .none)
     }
 
+    @Test("a prior weighed by the signals: fixed boosts, or the log's choice between plain and weighed, fitted with what was chosen (fit-prior and the refit)")
+    func fitWeighingSignals() throws {
+        let (students, log) = Self.chosenLog(count: 60, swipes: 20, seed: 22)
+        let signals = log.filter { $0.action == .like && $0.studentID < "c3" }
+            .map { EngagementSignal(studentID: $0.studentID, itemID: $0.itemID, kind: .reaction("♥")) }
+        func strengths(_ b: PopulationFit.SignalBoosts) -> AnswerStrengths {
+            AnswerStrengths(signals: signals, interactions: log, reactionBoost: b.reaction, dwellBoost: b.dwell)
+        }
+        func plainFit(_ b: PopulationFit.SignalBoosts) throws -> PopulationPrior {
+            try PopulationFit.fit(engine: Self.engine, students: students, interactions: log, exposureWeight: 1,
+                                  strengths: b == .none ? nil : strengths(b))
+        }
+        let boosts = PopulationFit.SignalBoosts(reaction: 3, dwell: 0)
+        // Not chosen: the setting given, plain or weighed, and no choice.
+        for given in [PopulationFit.SignalBoosts.none, boosts] {
+            let fitted = try PopulationFit.fitWeighingSignals(engine: Self.engine, students: students, interactions: log, signals: signals,
+                                                              boosts: given, choose: false, exposureWeight: 1, strengths: strengths)
+            #expect(fitted.boosts == given && fitted.choice == nil)
+            #expect(fitted.prior == (try plainFit(given)))
+        }
+        #expect(try plainFit(.none) != (try plainFit(boosts)), "the reactions move the prior")
+        // Chosen: between the plain fit and the given setting (the default candidate when none is
+        // given), exactly chooseSignalBoosts' choice, and the prior fitted with it on the whole log.
+        for (given, offered) in [(boosts, boosts), (PopulationFit.SignalBoosts.none, PopulationFit.SignalBoosts(reaction: 1, dwell: 0.5))] {
+            let fitted = try PopulationFit.fitWeighingSignals(engine: Self.engine, students: students, interactions: log, signals: signals,
+                                                              boosts: given, choose: true, exposureWeight: 1, strengths: strengths)
+            let choice = try #require(fitted.choice)
+            #expect(choice == (try PopulationFit.chooseSignalBoosts(engine: Self.engine, students: students, interactions: log, signals: signals,
+                                                                    candidates: [offered], exposureWeight: 1)))
+            #expect(choice.candidates.map(\.boosts) == [.none, offered])
+            #expect(fitted.boosts == choice.boosts && fitted.prior == (try plainFit(choice.boosts)))
+        }
+        // No events at all: the weighed fit ties the plain one, and the plain prior is kept.
+        let none = try PopulationFit.fitWeighingSignals(engine: Self.engine, students: students, interactions: log, signals: [],
+                                                        boosts: boosts, choose: true, exposureWeight: 1) { _ in
+            AnswerStrengths(signals: [], interactions: log, reactionBoost: 3, dwellBoost: 0)
+        }
+        #expect(none.boosts == .none && none.prior == (try plainFit(.none)))
+    }
+
     @Test("the replay with a chosen weight: chosen on training swipes only, swipe AUC without exposure, learning keeps the prior's precision")
     func replay() throws {
         let (students, log) = Self.chosenLog(count: 80, swipes: 20, seed: 33)
