@@ -210,27 +210,31 @@ struct ExposurePriorTests {
         for given in [PopulationFit.SignalBoosts.none, boosts] {
             let fitted = try PopulationFit.fitWeighingSignals(engine: Self.engine, students: students, interactions: log, signals: signals,
                                                               boosts: given, choose: false, exposureWeight: 1, strengths: strengths)
+            let reference = try plainFit(given)
             #expect(fitted.boosts == given && fitted.choice == nil)
-            #expect(fitted.prior == (try plainFit(given)))
+            #expect(fitted.prior == reference)
         }
-        #expect(try plainFit(.none) != (try plainFit(boosts)), "the reactions move the prior")
+        let (plain, weighed) = (try plainFit(.none), try plainFit(boosts))
+        #expect(plain != weighed, "the reactions move the prior")
         // Chosen: between the plain fit and the given setting (the default candidate when none is
         // given), exactly chooseSignalBoosts' choice, and the prior fitted with it on the whole log.
         for (given, offered) in [(boosts, boosts), (PopulationFit.SignalBoosts.none, PopulationFit.SignalBoosts(reaction: 1, dwell: 0.5))] {
             let fitted = try PopulationFit.fitWeighingSignals(engine: Self.engine, students: students, interactions: log, signals: signals,
                                                               boosts: given, choose: true, exposureWeight: 1, strengths: strengths)
             let choice = try #require(fitted.choice)
-            #expect(choice == (try PopulationFit.chooseSignalBoosts(engine: Self.engine, students: students, interactions: log, signals: signals,
-                                                                    candidates: [offered], exposureWeight: 1)))
+            let reference = try PopulationFit.chooseSignalBoosts(engine: Self.engine, students: students, interactions: log, signals: signals,
+                                                                 candidates: [offered], exposureWeight: 1)
+            let refitted = try plainFit(choice.boosts)
+            #expect(choice == reference)
             #expect(choice.candidates.map(\.boosts) == [.none, offered])
-            #expect(fitted.boosts == choice.boosts && fitted.prior == (try plainFit(choice.boosts)))
+            #expect(fitted.boosts == choice.boosts && fitted.prior == refitted)
         }
         // No events at all: the weighed fit ties the plain one, and the plain prior is kept.
         let none = try PopulationFit.fitWeighingSignals(engine: Self.engine, students: students, interactions: log, signals: [],
                                                         boosts: boosts, choose: true, exposureWeight: 1) { _ in
             AnswerStrengths(signals: [], interactions: log, reactionBoost: 3, dwellBoost: 0)
         }
-        #expect(none.boosts == .none && none.prior == (try plainFit(.none)))
+        #expect(none.boosts == .none && none.prior == plain)
     }
 
     @Test("the replay with a chosen weight: chosen on training swipes only, swipe AUC without exposure, learning keeps the prior's precision")
