@@ -2,9 +2,12 @@
 // after a swipe each (ROUNDS batches, default 100, at most 229: the catalog runs out), over the
 // shipped catalog; with a second argument `restore`, 100 restores of a snapshot taken after 40
 // swipes; with `swipes`, 2,000 stable-phase swipes after 31 (the forgetting refactorization on
-// every one), printing their median time. The default run prints the cards served, an FNV-1a digest of every card and propensity (a speed
-// change that must serve the same bytes keeps it), and the median and 10th-percentile time of a
-// batch in µs (wall clock: compare builds by interleaving runs).
+// every one), printing their median time; with `factors`, the decks of RankingBenchmarks' f = 32
+// collaborative model; with `grades` or `bands`, a deck's grade-scale order statistics or band
+// selection alone on 2,000 seeded inputs (median µs). The default run prints the cards served, an
+// FNV-1a digest of every card and propensity (a speed change that must serve the same bytes keeps
+// it), and the median and 10th-percentile time of a batch in µs (wall clock: compare builds by
+// interleaving runs).
 import Foundation
 import SwipeRank
 import SwipeRankColleges
