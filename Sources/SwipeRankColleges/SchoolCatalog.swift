@@ -117,8 +117,8 @@ public struct SchoolCatalog: Sendable {
         self.catalog = catalog
         self.majors = index
 
-        func numbers(_ name: String) -> [Double?] { catalog.numericValues[catalog.numericAttribute(named: name)!] }
-        func texts(_ name: String) -> [String] { catalog.textValues[catalog.textAttribute(named: name)!] }
+        func numbers(_ name: String) -> [Double?] { Array(catalog.numericValues[catalog.numericAttribute(named: name)!]) }
+        func texts(_ name: String) -> [String] { Array(catalog.textValues[catalog.textAttribute(named: name)!]) }
         let net = numbers("net_price"), coa = numbers("cost_of_attendance")
         let tIn = numbers("tuition_in_state"), tOut = numbers("tuition_out_of_state")
         let control = texts("control")

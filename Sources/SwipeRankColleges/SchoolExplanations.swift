@@ -306,10 +306,10 @@ extension SchoolSentences {
         let catalog = schools.catalog
         let n = catalog.count
         func numbers(_ name: String) -> [Double?] {
-            catalog.numericAttribute(named: name).map { catalog.numericValues[$0] } ?? [Double?](repeating: nil, count: n)
+            catalog.numericAttribute(named: name).map { Array(catalog.numericValues[$0]) } ?? [Double?](repeating: nil, count: n)
         }
         func texts(_ name: String) -> [String] {
-            catalog.textAttribute(named: name).map { catalog.textValues[$0] } ?? [String](repeating: "", count: n)
+            catalog.textAttribute(named: name).map { Array(catalog.textValues[$0]) } ?? [String](repeating: "", count: n)
         }
         selectivity = numbers("admission_rate").map { $0.map { "Selective: admits \(SchoolFormat.percent($0))" } }
         academics = numbers("sat_avg").map { $0.map { "Academically strong (average SAT \(SentenceText.wholeText($0)))" } }

@@ -14,7 +14,7 @@ struct FactorRouteTests {
     /// collaborative term decides the deck.
     static func engine(weight: Double = 40) throws -> SwipeEngine<SchoolMatcher> {
         var rng = SplitMix64(seed: 11)
-        let ids = Fixtures.engine.matcher.catalog.ids
+        let ids = Array(Fixtures.engine.matcher.catalog.ids)
         let file = FactorModelFile(dimension: 3, confidence: 10, dislikeConfidence: 2, regularization: 1, weight: weight,
                                    itemIDs: ids, itemFactors: ids.map { _ in (0..<3).map { _ in Double.random(in: -1...1, using: &rng) } })
         return try Fixtures.engine.withFactors(file)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SwipeRankNumerics
 
 /// A loaded set of items: ids, names, locations, raw attributes and the N × d feature matrix.
@@ -11,26 +12,38 @@ import SwipeRankNumerics
 ///     catalog.features            // Matrix, N × d, row-major Float32
 public struct Catalog: Sendable {
     /// Item ids, in row order.
-    public let ids: [String]
+    public let ids: StringColumn
     /// Display names, in row order.
-    public let names: [String]
+    public let names: StringColumn
     /// Item locations (nil where the catalog has none).
     public let locations: [GeoPoint?]
     /// The names of the text attributes, in `textValues` order.
     public let textAttributeNames: [String]
     /// Text attribute values: `textValues[attribute][row]`.
-    public let textValues: [[String]]
+    public let textValues: [StringColumn]
     /// The names of the raw numeric attributes, in `numericValues` order.
     public let numericAttributeNames: [String]
     /// Raw numeric attribute values: `numericValues[attribute][row]`, nil where missing.
-    public let numericValues: [[Double?]]
+    public let numericValues: [NumericColumn]
     /// The feature matrix, N × d, row-major: one item's features are contiguous.
     public let features: Matrix
-    /// The same values feature-major, d × N (`features` transposed): what scoring multiplies.
-    /// OpenBLAS' sgemv streams a d × N matrix 1.2–1.8× faster than N × d here (the kernel for
-    /// long columns of a short matrix is the faster one), so the catalog keeps both layouts,
-    /// twice the feature memory (2 × N × d × 4 bytes).
-    public let featuresByColumn: Matrix
+    /// The same values feature-major, d × N (`features` transposed): what scoring every item
+    /// multiplies. OpenBLAS' sgemv streams a d × N matrix 1.2–1.8× faster than N × d here (the
+    /// kernel for long columns of a short matrix is the faster one), so the catalog keeps both
+    /// layouts, twice the feature memory (2 × N × d × 4 bytes). Above `eagerFeatureMajorLimit`
+    /// items it is built by the first call that reads it (once, then kept): there decks come
+    /// from the engine's candidate index, which never scans every item, and an idle server
+    /// holding a second copy of a million items' features was a sixth of its memory.
+    ///
+    /// - Complexity: O(1), or O(N × d) for the call that builds it.
+    public var featuresByColumn: Matrix {
+        if let eagerFeaturesByColumn { return eagerFeaturesByColumn }
+        return lazyFeaturesByColumn.matrix(transposing: features)
+    }
+
+    /// The feature-major copy when it exists without building it: what a reader that can
+    /// make do with a transient copy (the item matcher's medians) asks first.
+    var builtFeaturesByColumn: Matrix? { eagerFeaturesByColumn ?? lazyFeaturesByColumn.built }
     /// What each feature column means.
     public let columns: [FeatureColumn]
     /// Where the catalog came from (a path or a name), for messages.
@@ -49,16 +62,25 @@ public struct Catalog: Sendable {
     // Unit vectors of the locations, as three contiguous arrays, so distances to all items
     // are three fused multiply-adds and one asin each (NaN where an item has no location).
     let unitX: [Float], unitY: [Float], unitZ: [Float]
-    private let rowByID: [String: Int]
+    private let rowByID: IDRows
     // Every item's summary, built once: a card is served with one, and building it per card
     // (a dictionary of every attribute) was a tenth of a batch's instructions. Nil above
     // `eagerSummaryLimit` items, where the dictionaries would be most of the process's memory
     // (about 1 KiB an item): a summary is then built per card.
     private let summaries: [ItemSummary]?
+    // `featuresByColumn` up to `eagerFeatureMajorLimit` items, else nil and built in the box.
+    private let eagerFeaturesByColumn: Matrix?
+    private let lazyFeaturesByColumn: LazyTranspose
 
     /// The most items whose summaries are built with the catalog; larger catalogs build each
     /// summary when asked (same value, built per card).
     package static let eagerSummaryLimit = 100_000
+
+    /// The most items whose feature-major copy (`featuresByColumn`) is built with the catalog;
+    /// larger catalogs build it when first read. The engine's candidate index takes over the
+    /// decks from 50,000 items (`SwipeEngine.defaultCandidateIndexThreshold`), so every catalog that
+    /// scans every item per deck has its copy from the start.
+    package static let eagerFeatureMajorLimit = 100_000
 
     /// The number of items.
     public var count: Int { ids.count }
@@ -70,7 +92,7 @@ public struct Catalog: Sendable {
     /// - Parameter id: An item id.
     /// - Returns: Its row, or nil.
     /// - Complexity: O(1) on average.
-    public func row(of id: String) -> Int? { rowByID[id] }
+    public func row(of id: String) -> Int? { rowByID.row(of: id, ids: ids) }
 
     /// The index of a numeric attribute by name.
     ///
@@ -103,18 +125,17 @@ public struct Catalog: Sendable {
     public init(table: CSVTable, schema: ItemSchema, external: [ExternalFeature] = []) throws(DataError) {
         let idColumn = try table.column(named: schema.idColumn)
         let nameColumn = try table.column(named: schema.nameColumn)
-        var ids: [String] = [], names: [String] = [], rowByID: [String: Int] = [:]
+        var ids: [String] = [], names: [String] = [], rowByID = IDRows(capacity: table.rows.count)
         ids.reserveCapacity(table.rows.count)
         for row in table.rows {
             let id = row[idColumn].trimmedSpaces
             guard !id.isEmpty else {
                 throw table.error(.missingValue, row: row, column: idColumn, detail: "empty id in column \"\(schema.idColumn)\"")
             }
-            if let first = rowByID[id] {
+            if let first = rowByID.insert(id, row: ids.count, matches: { ids[$0] == id }) {
                 throw table.error(.duplicateID, row: row, column: idColumn,
                                   detail: "duplicate id \"\(id)\" (first on line \(table.rows[first].line))")
             }
-            rowByID[id] = ids.count
             ids.append(id)
             names.append(row[nameColumn])
         }
@@ -142,18 +163,19 @@ public struct Catalog: Sendable {
             }
         }
         // Raw attributes.
-        var texts: [[String]] = []
+        var texts: [StringColumn] = []
         for name in schema.textAttributes {
             let c = try table.column(named: name)
-            texts.append(table.rows.map { $0[c] })
+            texts.append(try StringColumn.checked(table.rows.map { $0[c] }, source: table.source, field: name))
         }
-        var numbers: [[Double?]] = []
+        var numbers: [NumericColumn] = []
         for name in schema.numericAttributes {
             let c = try table.column(named: name)
-            var values: [Double?] = []
+            var values: [Double] = []
             values.reserveCapacity(table.rows.count)
-            for row in table.rows { values.append(try table.number(row: row, column: c)) }
-            numbers.append(values)
+            // `number` refuses NaN, so NaN can mark a gap (`NumericColumn`).
+            for row in table.rows { values.append(try table.number(row: row, column: c) ?? .nan) }
+            numbers.append(NumericColumn(storage: values))
         }
         // Feature columns, built column by column, then interleaved into the row-major matrix.
         var columnValues: [[Float]] = []
@@ -188,7 +210,9 @@ public struct Catalog: Sendable {
         for (c, values) in columnValues.enumerated() {
             for r in 0..<n { elements[r * d + c] = values[r] }
         }
-        self.init(source: table.source, ids: ids, rowByID: rowByID, names: names, locations: locations,
+        self.init(source: table.source, ids: try StringColumn.checked(ids, source: table.source, field: schema.idColumn),
+                  rowByID: rowByID, names: try StringColumn.checked(names, source: table.source, field: schema.nameColumn),
+                  locations: locations,
                   textAttributeNames: schema.textAttributes, textValues: texts,
                   numericAttributeNames: schema.numericAttributes, numericValues: numbers,
                   features: Matrix(rows: n, columns: d, elements: elements), columns: columns)
@@ -200,8 +224,8 @@ public struct Catalog: Sendable {
     /// - Throws: `DataError` `.duplicateID` or `.invalidValue` (naming `source`) when the parts
     ///   do not fit together: an id twice, or arrays of different lengths.
     /// - Complexity: O(N × d).
-    init(source: String, ids: [String], names: [String], locations: [GeoPoint?], textAttributeNames: [String],
-         textValues: [[String]], numericAttributeNames: [String], numericValues: [[Double?]], features: Matrix,
+    init(source: String, ids: StringColumn, names: StringColumn, locations: [GeoPoint?], textAttributeNames: [String],
+         textValues: [StringColumn], numericAttributeNames: [String], numericValues: [NumericColumn], features: Matrix,
          columns: [FeatureColumn]) throws(DataError) {
         let n = ids.count
         guard names.count == n, locations.count == n, textValues.count == textAttributeNames.count,
@@ -209,10 +233,12 @@ public struct Catalog: Sendable {
               numericValues.allSatisfy({ $0.count == n }), features.rows == n, features.columns == columns.count else {
             throw DataError(.invalidValue, source: source, detail: "the catalog's parts have different lengths")
         }
-        var rowByID: [String: Int] = [:]
-        rowByID.reserveCapacity(n)
-        for (r, id) in ids.enumerated() where rowByID.updateValue(r, forKey: id) != nil {
-            throw DataError(.duplicateID, source: source, field: "id", detail: "duplicate id \"\(DataError.truncated(id))\"")
+        let rowByID: IDRows
+        switch IDRows.build(ids) {
+        case .success(let table): rowByID = table
+        case .failure(let repeated):
+            throw DataError(.duplicateID, source: source, field: "id",
+                            detail: "duplicate id \"\(DataError.truncated(ids[repeated.repeated]))\"")
         }
         self.init(source: source, ids: ids, rowByID: rowByID, names: names, locations: locations,
                   textAttributeNames: textAttributeNames, textValues: textValues,
@@ -222,9 +248,9 @@ public struct Catalog: Sendable {
 
     /// The one place a catalog's stored properties are set: what every catalog derives from its
     /// parts (unit vectors, groups, the feature-major copy, summaries) is derived the same way.
-    private init(source: String, ids: [String], rowByID: [String: Int], names: [String], locations: [GeoPoint?],
-                 textAttributeNames: [String], textValues: [[String]], numericAttributeNames: [String],
-                 numericValues: [[Double?]], features: Matrix, columns: [FeatureColumn]) {
+    private init(source: String, ids: StringColumn, rowByID: IDRows, names: StringColumn, locations: [GeoPoint?],
+                 textAttributeNames: [String], textValues: [StringColumn], numericAttributeNames: [String],
+                 numericValues: [NumericColumn], features: Matrix, columns: [FeatureColumn]) {
         self.source = source
         self.ids = ids
         self.rowByID = rowByID
@@ -253,7 +279,8 @@ public struct Catalog: Sendable {
         }
         self.groups = groups
         self.features = features
-        featuresByColumn = features.transposed
+        eagerFeaturesByColumn = ids.count <= Self.eagerFeatureMajorLimit ? features.transposed : nil
+        lazyFeaturesByColumn = LazyTranspose()
         summaries = ids.count <= Self.eagerSummaryLimit
             ? (0..<ids.count).map { Self.summary(row: $0, ids, names, locations, textAttributeNames, textValues,
                                                  numericAttributeNames, numericValues) }
@@ -265,9 +292,9 @@ public struct Catalog: Sendable {
         Self.summary(row: row, ids, names, locations, textAttributeNames, textValues, numericAttributeNames, numericValues)
     }
 
-    private static func summary(row: Int, _ ids: [String], _ names: [String], _ locations: [GeoPoint?],
-                                _ textAttributeNames: [String], _ textValues: [[String]],
-                                _ numericAttributeNames: [String], _ numericValues: [[Double?]]) -> ItemSummary {
+    private static func summary(row: Int, _ ids: StringColumn, _ names: StringColumn, _ locations: [GeoPoint?],
+                                _ textAttributeNames: [String], _ textValues: [StringColumn],
+                                _ numericAttributeNames: [String], _ numericValues: [NumericColumn]) -> ItemSummary {
         var attributes: [String: ItemSummary.Value] = [:]
         for (a, name) in textAttributeNames.enumerated() {
             let value = textValues[a][row]
@@ -439,4 +466,25 @@ extension Catalog {
     /// - Complexity: O(1) up to `eagerSummaryLimit` items (built when the catalog is), else
     ///   O(attributes) (built per call).
     public func summary(row: Int) -> ItemSummary { summaries?[row] ?? makeSummary(row: row) }
+}
+
+/// A matrix's transpose built by the first reader, under a lock so concurrent first readers
+/// build it once: shared by every copy of its catalog (a class), so a copy made before the
+/// first read sees it too.
+final class LazyTranspose: Sendable {
+    private let state = Mutex<Matrix?>(nil)
+
+    /// The transpose if built.
+    var built: Matrix? { state.withLock { $0 } }
+
+    /// The transpose of `matrix`, built on the first call (always the same `matrix`: the
+    /// catalog's features).
+    func matrix(transposing matrix: Matrix) -> Matrix {
+        state.withLock { built in
+            if let built { return built }
+            let t = matrix.transposed
+            built = t
+            return t
+        }
+    }
 }

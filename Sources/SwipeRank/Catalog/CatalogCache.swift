@@ -148,8 +148,10 @@ public enum CatalogCache {
         // Strings: offsets, then the blob.
         var blob: [UInt8] = []
         var offsets: [UInt64] = [0]
-        func add(_ strings: [String]) {
-            for s in strings { blob.append(contentsOf: s.utf8); offsets.append(UInt64(blob.count)) }
+        func add(_ column: StringColumn) {
+            let base = UInt64(blob.count)
+            blob.append(contentsOf: column.utf8)
+            for end in column.ends { offsets.append(base + UInt64(end)) }
         }
         add(catalog.ids)
         add(catalog.names)
@@ -157,7 +159,7 @@ public enum CatalogCache {
         for o in offsets { w.append(o) }
         w.append(bytes: blob)
         w.align()
-        for values in catalog.numericValues { w.append(values.map { $0 ?? .nan }) }
+        for values in catalog.numericValues { w.append(values.storage) }
         var coordinates: [Double] = []
         coordinates.reserveCapacity(2 * n)
         for location in catalog.locations {
@@ -299,31 +301,24 @@ public enum CatalogCache {
             guard o >= previous, o <= blobLength else { throw corrupt("string offset \(k) is out of order", field: "string offsets") }
             previous = o
         }
-        var interned: [String: String] = [:]
-        func strings(_ group: Int, intern: Bool) -> [String] {
-            var out: [String] = []
-            out.reserveCapacity(n)
-            for i in 0..<n {
-                let k = group * n + i
-                let s = r.string(blob + Int(r.uint64(at: offsets + 8 * k)) ..< blob + Int(r.uint64(at: offsets + 8 * k + 8)))
-                // Repeated long text values (a neighborhood, a category) share one buffer, as
-                // they would not when each is decoded; short ones are stored inline anyway.
-                if intern, s.utf8.count > 15 {
-                    if let shared = interned[s] { out.append(shared); continue }
-                    if interned.count < 65_536 { interned[s] = s }
-                }
-                out.append(s)
+        // Each group (ids, names, each text attribute) is one column: its bytes copied from the
+        // blob, its offsets made relative to its first byte; no String is built per value.
+        func strings(_ group: Int, field: String) throws(DataError) -> StringColumn {
+            let base = r.uint64(at: offsets + 8 * (group * n))
+            let end = r.uint64(at: offsets + 8 * (group * n + n))
+            guard end - base <= UInt64(StringColumn.maximumBytes) else {
+                throw corrupt("\(end - base) bytes of text in one column", field: field)
             }
-            return out
+            var ends = [UInt32](repeating: 0, count: n)
+            for i in 0..<n { ends[i] = UInt32(truncatingIfNeeded: r.uint64(at: offsets + 8 * (group * n + i + 1)) - base) }
+            return StringColumn(utf8: r.bytes(at: blob + Int(base), count: Int(end - base)), ends: ends)
         }
-        let ids = strings(0, intern: false), names = strings(1, intern: false)
-        let textValues = (0..<t).map { strings(2 + $0, intern: true) }
+        let ids = try strings(0, field: "ids"), names = try strings(1, field: "names")
+        let textValues = try (0..<t).map { a throws(DataError) in try strings(2 + a, field: header.textAttributes[a]) }
         let numbers = try section(8 * n * a, "numeric values")
-        let numericValues: [[Double?]] = (0..<a).map { attribute in
-            (0..<n).map { i in
-                let v = r.double(at: numbers + 8 * (attribute * n + i))
-                return v.isNaN ? nil : v
-            }
+        // Stored as the column keeps them (NaN for a gap), so they are copied, not decoded.
+        let numericValues = (0..<a).map { attribute in
+            NumericColumn(storage: r.doubles(at: numbers + 8 * attribute * n, count: n))
         }
         let coordinates = try section(16 * n, "locations")
         var locations = [GeoPoint?](repeating: nil, count: n)

@@ -110,6 +110,19 @@ struct CacheReader {
             initialized = count
         }
     }
+    /// `count` bytes from `offset`.
+    func bytes(at offset: Int, count: Int) -> [UInt8] {
+        Array(UnsafeRawBufferPointer(rebasing: bytes[offset ..< offset + count]))
+    }
+    /// `count` Float64 values from `offset`.
+    func doubles(at offset: Int, count: Int) -> [Double] {
+        [Double](unsafeUninitializedCapacity: count) { target, initialized in
+            if count > 0 {
+                UnsafeMutableRawBufferPointer(target).copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset ..< offset + count * 8]))
+            }
+            initialized = count
+        }
+    }
     /// `count` Int32 values from `offset`.
     func int32s(at offset: Int, count: Int) -> [Int32] {
         (0..<count).map { Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 4 * $0, as: Int32.self)) }

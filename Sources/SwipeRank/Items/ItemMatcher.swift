@@ -144,9 +144,11 @@ public struct ItemMatcher: Matcher {
         // One median per column and per numeric attribute, each independent of the others: on
         // every core (at a million items they were a tenth of a start from the cache), each
         // column read from the feature-major copy, where it is contiguous (read down the
-        // row-major matrix, ten million items made this a sixth of a start).
+        // row-major matrix, ten million items made this a sixth of a start); a large catalog
+        // that has not built its copy (`Catalog.featuresByColumn`) gets a transient one, freed
+        // here, so an idle server does not keep it.
         let columns = catalog.columns.count, attributes = catalog.numericValues.count, n = catalog.count
-        let byColumn = catalog.featuresByColumn.elements
+        let byColumn = (catalog.builtFeaturesByColumn ?? catalog.features.transposed).elements
         let medians = Mutex((columns: [Float](repeating: 0, count: columns), attributes: [Double?](repeating: nil, count: attributes)))
         DispatchQueue.concurrentPerform(iterations: columns + attributes) { task in
             if task < columns {

@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+@testable import SwipeRank
+import SwipeRankNumerics
+import Synchronization
+
+@Suite("Catalog memory: id table, numeric columns, the feature-major copy on demand")
+struct CatalogMemoryTests {
+    /// A random id: short (stored inline in a String) or long, ASCII or not.
+    static func randomID(_ rng: inout SplitMix64, alphabet: [String]) -> String {
+        let length = Int.random(in: 1...(Bool.random(using: &rng) ? 6 : 40), using: &rng)
+        return (0..<length).map { _ in alphabet.randomElement(using: &rng)! }.joined()
+    }
+
+    @Test("IDRows finds every id at its row and nothing else, as a [String: Int] does (300 seeded sets)")
+    func idRowsAgainstDictionary() {
+        // Two spellings of é (precomposed, and e + combining accent) are one String: a
+        // dictionary keys them as one id, and so must the table.
+        let alphabet = ["a", "b", "c", "0", "1", "-", "é", "e\u{301}", "漢", "🙂"]
+        var rng = SplitMix64(seed: 1)
+        for trial in 0..<300 {
+            let n = trial < 20 ? trial : Int.random(in: 0...600, using: &rng)
+            var ids: [String] = []
+            var reference: [String: Int] = [:]
+            while ids.count < n {
+                let id = Self.randomID(&rng, alphabet: alphabet)
+                if reference[id] == nil { reference[id] = ids.count; ids.append(id) }
+            }
+            let column = StringColumn(ids)
+            guard case .success(let table) = IDRows.build(column) else {
+                Issue.record("distinct ids refused (trial \(trial))"); continue
+            }
+            #expect(Array(column) == ids)
+            for (row, id) in ids.enumerated() { #expect(table.row(of: id, ids: column) == row) }
+            for _ in 0..<200 {
+                let probe = Self.randomID(&rng, alphabet: alphabet)
+                #expect(table.row(of: probe, ids: column) == reference[probe], "trial \(trial): \(probe)")
+            }
+        }
+    }
+
+    @Test("IDRows.build reports the first repeated id and its first row, as inserting into a dictionary in row order does")
+    func idRowsRepeats() {
+        let alphabet = ["x", "y", "é", "e\u{301}"]
+        var rng = SplitMix64(seed: 2)
+        var repeats = 0
+        for _ in 0..<400 {
+            let ids = (0..<Int.random(in: 1...40, using: &rng)).map { _ in Self.randomID(&rng, alphabet: alphabet) }
+            var reference: [String: Int] = [:]
+            var expected: (first: Int, repeated: Int)?
+            for (row, id) in ids.enumerated() {
+                if let first = reference[id] { expected = (first, row); break }
+                reference[id] = row
+            }
+            switch IDRows.build(StringColumn(ids)) {
+            case .success: #expect(expected == nil, "\(ids)")
+            case .failure(let repeated):
+                repeats += 1
+                #expect(expected?.first == repeated.first && expected?.repeated == repeated.repeated, "\(ids)")
+            }
+        }
+        #expect(repeats > 50)  // the reference covers both outcomes
+        // The canonically equivalent spellings are one id.
+        guard case .failure(let r) = IDRows.build(StringColumn(["é", "e\u{301}"])) else { Issue.record("é twice accepted"); return }
+        #expect(r.first == 0 && r.repeated == 1)
+    }
+
+    @Test("a catalog from parts refuses an id twice, naming it; row(of:) finds each id")
+    func catalogIDs() throws {
+        let columns = [FeatureColumn(name: "x", group: "g", source: "x", role: .value)]
+        func parts(_ ids: [String]) throws -> Catalog {
+            try Catalog(source: "parts", ids: StringColumn(ids), names: StringColumn(ids), locations: ids.map { _ in nil }, textAttributeNames: [],
+                        textValues: [], numericAttributeNames: [], numericValues: [],
+                        features: Matrix(rows: ids.count, columns: 1), columns: columns)
+        }
+        let ids = (0..<1_000).map { "item-\($0)-with-a-long-suffix" }
+        let catalog = try parts(ids)
+        for (row, id) in ids.enumerated() { #expect(catalog.row(of: id) == row) }
+        #expect(catalog.row(of: "item-1000-with-a-long-suffix") == nil)
+        #expect(catalog.row(of: "") == nil)
+        do {
+            _ = try parts(["a", "b", "a"])
+            Issue.record("duplicate accepted")
+        } catch let error as DataError {
+            #expect(error.kind == .duplicateID)
+            #expect(error.detail == "duplicate id \"a\"")
+        } catch { Issue.record("unexpected \(error)") }
+    }
+
+    @Test("NumericColumn: nil marks a gap, NaN is the storage of one; equality row by row")
+    func numericColumn() {
+        var rng = SplitMix64(seed: 3)
+        for _ in 0..<100 {
+            let values: [Double?] = (0..<Int.random(in: 0...50, using: &rng)).map { _ in
+                Bool.random(using: &rng) ? nil : Double.random(in: -1e6...1e6, using: &rng)
+            }
+            let column = NumericColumn(values)
+            #expect(Array(column) == values)
+            #expect(column.count == values.count)
+            #expect(column.storage.map { $0.isNaN } == values.map { $0 == nil })
+            #expect(NumericColumn(storage: column.storage) == column)
+            if let i = values.indices.randomElement(using: &rng) {
+                var changed = values
+                changed[i] = values[i] == nil ? 1.5 : nil
+                #expect(NumericColumn(changed) != column)
+            }
+        }
+        #expect(NumericColumn([1, nil]) != NumericColumn([1]))
+        #expect(NumericColumn([-0.0]) == NumericColumn([0.0]))  // as Double? compares them
+    }
+
+    /// A catalog of `n` rows and three columns from parts (seeded values).
+    static func generated(_ n: Int, seed: UInt64) throws -> Catalog {
+        var rng = SplitMix64(seed: seed)
+        var features = Matrix(rows: n, columns: 3)
+        for r in 0..<n {
+            features[r, 0] = Float.random(in: -2...2, using: &rng)
+            features[r, 1] = Float(Int.random(in: 0...1, using: &rng))  // x's missing indicator
+            features[r, 2] = Float.random(in: 0...1, using: &rng)
+        }
+        let columns = [FeatureColumn(name: "x", group: "g", source: "x", role: .value),
+                       FeatureColumn(name: "x_missing", group: "g", source: "x", role: .missingIndicator),
+                       FeatureColumn(name: "y", group: "h", source: "y", role: .value)]
+        let ids = (0..<n).map { "r\($0)" }
+        let values: [Double?] = (0..<n).map { (r: Int) -> Double? in r % 7 == 0 ? nil : Double((r * 7_919) % 1_000) }
+        let numbers = NumericColumn(values)
+        return try Catalog(source: "generated", ids: StringColumn(ids), names: StringColumn(ids), locations: ids.map { _ in nil },
+                           textAttributeNames: [], textValues: [], numericAttributeNames: ["v"], numericValues: [numbers],
+                           features: features, columns: columns)
+    }
+
+    @Test("up to eagerFeatureMajorLimit items the feature-major copy is built with the catalog")
+    func eagerCopy() throws {
+        let catalog = try Self.generated(1_000, seed: 4)
+        #expect(catalog.builtFeaturesByColumn == catalog.features.transposed)
+    }
+
+    @Test("above it: built by the first reader, once, shared by copies; the matcher's medians from a transient copy")
+    func lazyCopy() throws {
+        let n = Catalog.eagerFeatureMajorLimit + 1
+        let catalog = try Self.generated(n, seed: 5)
+        #expect(catalog.builtFeaturesByColumn == nil)
+        // The item matcher's medians equal the sorted references without keeping the copy.
+        let matcher = ItemMatcher(catalog: catalog)
+        #expect(catalog.builtFeaturesByColumn == nil)
+        let observed = (0..<n).filter { catalog.features[$0, 1] == 0 }.map { catalog.features[$0, 0] }.sorted()
+        #expect(matcher.columnMedians[0] == observed[observed.count / 2])
+        let y = (0..<n).map { catalog.features[$0, 2] }.sorted()
+        #expect(matcher.columnMedians[2] == y[n / 2])
+        let v = catalog.numericValues[0].compactMap { $0 }.sorted()
+        #expect(matcher.attributeMedians[0] == v[v.count / 2])
+        // A copy made before the first read sees what that read built; concurrent readers agree.
+        let copy = catalog
+        let reference = catalog.features.transposed
+        let results = Mutex<[Matrix]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            let m = catalog.featuresByColumn
+            results.withLock { $0.append(m) }
+        }
+        #expect(results.withLock { $0.count } == 4)
+        #expect(results.withLock { $0.allSatisfy { $0 == reference } })
+        #expect(copy.builtFeaturesByColumn == reference)
+        // Scoring every item reads it: the same scores as row by row.
+        var scores: [Float] = []
+        let weights = PreferenceWeights(features: [0.5, -1, 2], terms: [])
+        catalog.scores(weights: weights, terms: nil, into: &scores)
+        #expect(scores.count == n)
+        let x = catalog.features
+        let mismatches = (0..<n).filter { r in
+            let a: Float = 0.5 * x[r, 0], b: Float = -1 * x[r, 1], c: Float = 2 * x[r, 2]
+            return scores[r] != (a + b) + c
+        }
+        #expect(mismatches.isEmpty)
+    }
+}
