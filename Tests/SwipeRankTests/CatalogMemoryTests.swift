@@ -172,4 +172,47 @@ struct CatalogMemoryTests {
         }
         #expect(mismatches.isEmpty)
     }
+
+    /// The fingerprint as first defined: FNV-1a 64 over the count's 8 bytes, each id's UTF-8
+    /// and a 0xFF, each column name's UTF-8 and a 0xFF, each feature's bit pattern widened to
+    /// 8 bytes; least significant bytes first. Stored sessions carry it, so it must not change.
+    static func referenceFingerprint(_ catalog: Catalog) -> String {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        func byte(_ b: UInt8) { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        func word(_ value: UInt64) { var v = value; for _ in 0..<8 { byte(UInt8(truncatingIfNeeded: v)); v >>= 8 } }
+        func text(_ s: String) { for b in s.utf8 { byte(b) }; byte(0xFF) }
+        word(UInt64(catalog.count))
+        for id in catalog.ids { text(id) }
+        for column in catalog.columns { text(column.name) }
+        for v in catalog.features.elements { word(UInt64(v.bitPattern)) }
+        let hex = String(h, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    @Test("the fingerprint equals its first definition byte for byte (shipped catalogs, 40 seeded ones with Unicode ids)")
+    func fingerprint() throws {
+        #expect(Fixtures.schools.catalog.fingerprint == Self.referenceFingerprint(Fixtures.schools.catalog))
+        let dir = Fixtures.root.appendingPathComponent("datasets/restaurants")
+        let restaurants = try Catalog(table: try CSVTable(contentsOfFile: dir.appendingPathComponent("restaurants.csv").path),
+                                      schema: ItemSchema.load(contentsOfFile: dir.appendingPathComponent("restaurants.schema.json").path))
+        #expect(restaurants.fingerprint == Self.referenceFingerprint(restaurants))
+        var rng = SplitMix64(seed: 6)
+        for trial in 0..<40 {
+            let n = trial == 0 ? 0 : Int.random(in: 1...300, using: &rng)
+            var seen = Set<String>()
+            var ids: [String] = []
+            while ids.count < n {
+                let id = Self.randomID(&rng, alphabet: ["a", "Z", "9", "é", "漢", "🙂", " "])
+                if seen.insert(id).inserted { ids.append(id) }
+            }
+            var features = Matrix(rows: n, columns: 2)
+            for r in 0..<n { features[r, 0] = Float.random(in: -1e6...1e6, using: &rng); features[r, 1] = r % 3 == 0 ? -0.0 : .infinity }
+            let columns = [FeatureColumn(name: "a", group: "g", source: "a", role: .value),
+                           FeatureColumn(name: "b✓", group: "g", source: "b", role: .value)]
+            let catalog = try Catalog(source: "t", ids: StringColumn(ids), names: StringColumn(ids), locations: ids.map { _ in nil },
+                                      textAttributeNames: [], textValues: [], numericAttributeNames: [], numericValues: [],
+                                      features: features, columns: columns)
+            #expect(catalog.fingerprint == Self.referenceFingerprint(catalog), "trial \(trial)")
+        }
+    }
 }

@@ -19,6 +19,16 @@ package struct FNV1a64 {
         for _ in 0..<8 { combine(byte: UInt8(truncatingIfNeeded: v)); v >>= 8 }
     }
 
+    /// Adds a value's four bytes, least significant first, then four zero bytes: exactly what
+    /// `combine(UInt64(value))` adds, with the zero bytes' four steps (each only a multiply by
+    /// the prime, as x ^ 0 = x) folded into one multiply by the prime's fourth power (mod 2⁶⁴).
+    /// The fingerprint of ten million items' features was a second of their start.
+    package mutating func combineWidened(_ value: UInt32) {
+        var v = value
+        for _ in 0..<4 { combine(byte: UInt8(truncatingIfNeeded: v)); v >>= 8 }
+        state = state &* 0x9FFA_AC08_5635_BC91  // 0x100000001B3⁴ mod 2⁶⁴
+    }
+
     /// Adds a string's UTF-8 bytes and a separator.
     package mutating func combine(_ text: String) {
         for byte in text.utf8 { combine(byte: byte) }
@@ -42,9 +52,18 @@ extension Catalog {
     public var fingerprint: String {
         var hasher = FNV1a64()
         hasher.combine(UInt64(count))
-        for id in ids { hasher.combine(id) }
+        // Each id's bytes and separator as `combine(String)` adds them, read from the column
+        // without building each id's String.
+        ids.utf8.withUnsafeBufferPointer { bytes in
+            var start = 0
+            for end in ids.ends {
+                for i in start ..< Int(end) { hasher.combine(byte: bytes[i]) }
+                hasher.combine(byte: 0xFF)
+                start = Int(end)
+            }
+        }
         for column in columns { hasher.combine(column.name) }
-        for v in features.elements { hasher.combine(UInt64(v.bitPattern)) }
+        for v in features.elements { hasher.combineWidened(v.bitPattern) }
         return hasher.hexDigest
     }
 }
