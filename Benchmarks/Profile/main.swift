@@ -106,7 +106,7 @@ if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "factors" {
     // RankingBenchmarks' "recommendations(10) after a swipe, schools 2294, factors f=32": the
     // same random f = 32 model, a like on the last served card before each deck.
     var rng = SplitMix64(seed: 32)
-    let ids = schools.catalog.ids
+    let ids = Array(schools.catalog.ids)
     let file = FactorModelFile(dimension: 32, confidence: 10, dislikeConfidence: 0, regularization: 10, weight: 50, itemIDs: ids,
                                itemFactors: ids.map { _ in (0..<32).map { _ in Double.random(in: -0.3...0.3, using: &rng) } })
     let factorEngine = try engine.withFactors(file)

@@ -20,7 +20,7 @@ enum Fixtures {
     /// measured side by side with `engine`.
     static let factorEngine: SwipeEngine<SchoolMatcher> = {
         var rng = SplitMix64(seed: 32)
-        let ids = schools.catalog.ids
+        let ids = Array(schools.catalog.ids)
         let file = FactorModelFile(dimension: 32, confidence: 10, dislikeConfidence: 0, regularization: 10, weight: 50,
                                    itemIDs: ids, itemFactors: ids.map { _ in (0..<32).map { _ in Double.random(in: -0.3...0.3, using: &rng) } })
         return try! engine.withFactors(file)
