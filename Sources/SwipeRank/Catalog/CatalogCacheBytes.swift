@@ -127,8 +127,4 @@ struct CacheReader {
     func int32s(at offset: Int, count: Int) -> [Int32] {
         (0..<count).map { Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 4 * $0, as: Int32.self)) }
     }
-    /// The UTF-8 text of `range`.
-    func string(_ range: Range<Int>) -> String {
-        String(decoding: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
-    }
 }
