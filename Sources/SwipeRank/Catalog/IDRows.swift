@@ -2,8 +2,9 @@
 /// the id's hash), beside the catalog's `ids`.
 ///
 /// What `[String: Int]` did, in a third of its memory or less: that dictionary keeps a copy of
-/// every key beside its value in buckets of 24 bytes at up to 75% load (a million ids took
-/// about 50 MB, ten million about 400 MB), where the ids are already held in row order. A slot
+/// every key beside its value in buckets of 24 bytes at up to 75% load (by that layout about
+/// 50 MB for a million ids, 400 MB for ten million), where the ids are already held in row
+/// order. A slot
 /// keeps the row and a hash tag, and the id itself is read from `ids` only when the tag matches.
 /// Ids hash with `String.hashValue`, so two ids equal as `String`s (canonically equivalent
 /// Unicode) are the same id here as they were as dictionary keys.
