@@ -165,4 +165,37 @@ struct CandidateIndexTests {
             #expect(within.isSubset(of: listed), "home \(home) within \(miles) miles")
         }
     }
+
+    @Test("the grid's counting sort groups rows as sorting (cell, row) pairs does")
+    func gridMatchesSortedReference() throws {
+        var rng = SplitMix64(seed: 31)
+        for trial in 0..<30 {
+            // Clustered and spread points, the poles and the antimeridian, rows without one.
+            let count = Int(rng.next() % 2_000)
+            let locations: [GeoPoint?] = try (0..<count).map { _ in
+                switch rng.next() % 5 {
+                case 0: return nil
+                case 1: return try GeoPoint(latitude: 40 + Double(rng.next() % 100) / 100, longitude: -75 + Double(rng.next() % 100) / 100)
+                case 2: return try GeoPoint(latitude: [-90, 90, 0][Int(rng.next() % 3)], longitude: [-180, 180, 179.999][Int(rng.next() % 3)])
+                default: return try GeoPoint(latitude: Double(rng.next() % 180_001) / 1000 - 90, longitude: Double(rng.next() % 360_001) / 1000 - 180)
+                }
+            }
+            let grid = GeoGrid(locations: locations)
+            var keyed: [(cell: Int, row: Int)] = []
+            for (row, location) in locations.enumerated() {
+                guard let location else { continue }
+                keyed.append((GeoGrid.cell(latitude: location.latitude, longitude: location.longitude,
+                                           latitudeCells: grid.latitudeCells, longitudeCells: grid.longitudeCells), row))
+            }
+            keyed.sort { $0.cell < $1.cell || ($0.cell == $1.cell && $0.row < $1.row) }
+            #expect(grid.rows == keyed.map { Int32($0.row) }, "trial \(trial)")
+            #expect(grid.locatedCount == keyed.count)
+            var reference: [Int: Range<Int>] = [:]
+            for (i, pair) in keyed.enumerated() {
+                let range = reference[pair.cell] ?? i..<i
+                reference[pair.cell] = range.lowerBound..<(i + 1)
+            }
+            #expect(grid.ranges == reference, "trial \(trial)")
+        }
+    }
 }

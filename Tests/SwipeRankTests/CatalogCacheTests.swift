@@ -58,6 +58,7 @@ struct CatalogCacheTests {
         #expect(a.groups == b.groups)
         #expect(a.groupOfColumn == b.groupOfColumn)
         #expect(a.fingerprint == b.fingerprint)
+        #expect(a.medians == b.medians)
         for (row, id) in a.ids.enumerated() {
             #expect(b.row(of: id) == row)
             #expect(a.summary(row: row) == b.summary(row: row))
@@ -127,17 +128,21 @@ struct CatalogCacheTests {
         }
     }
 
-    @Test("every changed byte is an error or a stale cache, never a different catalog")
-    func flippedBytes() throws {
+    @Test("every changed byte is an error or a stale cache, never a different catalog", arguments: [false, true])
+    func flippedBytes(checksumBeside: Bool) throws {
         let catalog = try Self.generated()
         // With a block layout (stored from 0 items on here), so its sections are covered too.
         let bytes = try CatalogCache.encode(catalog, key: CatalogCache.Key(csvSize: 1, csvHash: 2, schemaDigest: 3), layoutFrom: 0)
+        // With the checksum beside the decoding (a large file's way) every section is read
+        // before it is known: every 23rd byte (each section hit), as each flip decodes the file.
+        let stride = checksumBeside ? 23 : 1
         var fields: [String: Int] = [:]
-        for offset in 0..<bytes.count {
+        for offset in Swift.stride(from: 0, to: bytes.count, by: stride) {
             var damaged = bytes
             damaged[offset] ^= 0x10
             do {
-                let result = try CatalogCache.decode(Data(damaged), path: "x.cache", key: nil, source: catalog.source)
+                let result = try CatalogCache.decodeWithKey(Data(damaged), path: "x.cache", key: nil, source: catalog.source,
+                                                            checksumBesideFrom: checksumBeside ? 0 : .max).lookup
                 guard case .stale(.otherVersion) = result, (8..<12).contains(offset) else {
                     Issue.record("byte \(offset) changed went unnoticed")
                     continue
@@ -148,8 +153,28 @@ struct CatalogCacheTests {
                 if offset >= 32 { #expect(error.field == "checksum", "byte \(offset): \(error)") }
             }
         }
-        #expect(fields["checksum", default: 0] == bytes.count - 32 + 8)
-        #expect(fields["magic"] == 8)
+        let checksummed = (0..<bytes.count).filter { $0 % stride == 0 && ($0 >= 32 || (16..<24).contains($0)) }.count
+        #expect(fields["checksum", default: 0] == checksummed)
+        #expect(fields["magic"] == (0..<8).filter { $0 % stride == 0 }.count)
+    }
+
+    @Test("the cache file is written whole, chunk after chunk (a Data over 2 GiB was not), and a bad path is an error naming it")
+    func writtenInChunks() throws {
+        let dir = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var rng = SplitMix64(seed: 3)
+        for (size, chunk) in [(0, 1), (1, 1), (1_000, 7), (4_096, 4_096), (10_000, 999), (65_537, 1 << 26)] {
+            let bytes = (0..<size).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            let path = dir.appendingPathComponent("f\(size)-\(chunk)").path
+            try writeFile(bytes, to: path, chunk: chunk)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(bytes), "\(size) bytes in chunks of \(chunk)")
+            try writeFile(Array(bytes.prefix(size / 2)), to: path, chunk: chunk)  // an existing file is replaced
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(bytes.prefix(size / 2)))
+        }
+        let missing = dir.appendingPathComponent("no/such/dir/f").path
+        #expect { try writeFile([1, 2, 3], to: missing) } throws: { error in
+            (error as? DataError)?.source == missing && "\(error)".contains("open")
+        }
     }
 
     @Test("a truncated file is an error naming the file")
@@ -172,9 +197,9 @@ struct CatalogCacheTests {
     func otherVersion() throws {
         let catalog = try Self.generated()
         var bytes = try CatalogCache.encode(catalog, key: CatalogCache.Key(csvSize: 1, csvHash: 2, schemaDigest: 3))
-        bytes[8] = 1  // the version before the block layout
+        bytes[8] = 2  // the version before the derived sections
         let result = try CatalogCache.decode(Data(bytes), path: "x.cache", key: nil, source: "s")
-        guard case .stale(.otherVersion(1)) = result else { Issue.record("not stale: \(result)"); return }
+        guard case .stale(.otherVersion(2)) = result else { Issue.record("not stale: \(result)"); return }
 
         let dir = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -182,7 +207,7 @@ struct CatalogCacheTests {
         try Self.generatedCSV(seed: 42, count: 300).write(toFile: csv, atomically: true, encoding: .utf8)
         try Data(bytes).write(to: URL(fileURLWithPath: cache))
         let loaded = try CatalogCache.load(catalogFile: csv, schema: Self.generatedSchema, cachePath: cache)
-        #expect(loaded.origin == .rebuilt(reason: "the cache is format version 1, this build reads 2"))
+        #expect(loaded.origin == .rebuilt(reason: "the cache is format version 2, this build reads 3"))
         #expect(try CatalogCache.load(catalogFile: csv, schema: Self.generatedSchema, cachePath: cache).origin == .cache)
     }
 
@@ -292,7 +317,15 @@ struct CatalogCacheTests {
         }
         #expect(below.blockLayout == nil)
         let withBytes = try CatalogCache.encode(catalog, key: key, layoutFrom: 300)
-        #expect(withBytes.count - short.count == 4 * 300 + 4 * (300 % 2) + 8 * split.blockStarts.count, "block rows, padding, starts")
+        func padded(_ bytes: Int) -> Int { (bytes + 7) / 8 * 8 }
+        let (d, b) = (catalog.dimension, split.blockStarts.count - 1)
+        #expect(withBytes.count - short.count == padded(4 * 300) + 8 * split.blockStarts.count + padded(4 * 300 * d) + 2 * padded(4 * b * d),
+                "block rows, starts, features by position, minima, maxima")
+        // The blocks read back are the index built from the features: no gather at a start.
+        let built = LinearBlockIndex(features: catalog.features)
+        #expect(with.blockIndex?.values.map(\.bitPattern) == built.values.map(\.bitPattern))
+        #expect(with.blockIndex?.minima.map(\.bitPattern) == built.minima.map(\.bitPattern))
+        #expect(with.blockIndex?.maxima.map(\.bitPattern) == built.maxima.map(\.bitPattern))
         // A catalog that carries a layout writes that one (the load path splits once, then writes).
         var carrying = catalog
         carrying.blockLayout = .init(rowAtPosition: (0..<300).map(Int32.init), blockStarts: [0, 100, 300])
@@ -302,6 +335,25 @@ struct CatalogCacheTests {
             return
         }
         #expect(back.blockLayout == carrying.blockLayout)
+    }
+
+    @Test("the stored medians and fingerprint are the rows' own, and are read, not derived again")
+    func derivedSections() throws {
+        var rng = SplitMix64(seed: 12)
+        let restaurants = try Catalog(table: CSVTable(contentsOfFile: Self.restaurantsCSV), schema: ItemSchema.load(contentsOfFile: Self.restaurantsSchema))
+        var catalogs = [restaurants, try Self.generated()]
+        for _ in 0..<6 {
+            let count = Int(rng.next() % 400)
+            catalogs.append(try Catalog(table: CSVTable(text: Self.generatedCSV(seed: rng.next(), count: count), source: "g.csv"),
+                                        schema: Self.generatedSchema))
+        }
+        for catalog in catalogs {
+            let read = try Self.roundTrip(catalog)
+            // Adopted from the file: already there before any reader derives them.
+            #expect(read.derivedFingerprint.built == catalog.computeFingerprint())
+            #expect(read.medians == catalog.computeMedians())
+            #expect(read.medians == read.computeMedians(), "the file's medians are those of the rows read back")
+        }
     }
 
     @Test("a forged block layout (checksum resealed) is an error naming the section, never an index")

@@ -34,14 +34,25 @@ import SwipeRankNumerics
 ///                            missing value (a CSV number is always finite)
 ///         locations          Float64 × 2N: latitude, longitude per item; NaN for none
 ///         features           Float32 × N × d, row-major (`Catalog.features`)
+///         column medians     Float32 × d: each feature column's median over its observed
+///                            rows (`Catalog.medians`)
+///         attribute medians  Float64 × A: each numeric attribute's median, NaN for none
+///         fingerprint        UInt64: `Catalog.fingerprint` (its 16 hex digits as a number)
 ///         block count        UInt64 B: the candidate index's blocks, 0 when the file has no
 ///                            layout (fewer than `layoutThreshold` items); when B > 0:
 ///         block rows         Int32 × N: the row at each position (`LinearBlockIndex.Layout`)
 ///         block starts       UInt64 × (B + 1): block b is positions start[b] ..< start[b + 1]
+///         block features     Float32 × N × d: the features by position (row rowAtPosition[p]
+///                            at position p), row-major
+///         block minima       Float32 × B × d: each block's per-column minima
+///         block maxima       Float32 × B × d: each block's per-column maxima
 ///
 /// Version 2 added the block layout: the k-d splitting of a million items was half of a start
-/// from the cache, and a layout read back builds the same index in one pass (version 1 files
-/// are stale: rebuilt once).
+/// from the cache, and a layout read back builds the same index in one pass. Version 3 added
+/// what a start derived from the rows: the features in block order and their bounds (gathering
+/// ten million rows into block order was a fifth of a start), the medians (a sixth) and the
+/// fingerprint. Files of other versions are stale: rebuilt once. The checksum vouches for the
+/// derived sections; a reader does not derive them again to compare.
 ///
 /// Reading checks, in order: the magic (another file is an error, never overwritten), the
 /// version (another version is stale: rebuilt), the key (another CSV or schema is stale), the
@@ -50,7 +61,7 @@ import SwipeRankNumerics
 /// the CSV the key covers).
 public enum CatalogCache {
     /// The format version this build reads and writes.
-    public static let formatVersion: UInt32 = 2
+    public static let formatVersion: UInt32 = 3
     /// From this many items on a cache file stores the candidate index's block layout: the
     /// engine's default index threshold, below which no index is built.
     public static var layoutThreshold: Int { SwipeEngine<ItemMatcher>.defaultCandidateIndexThreshold }
@@ -169,12 +180,26 @@ public enum CatalogCache {
         w.append(coordinates)
         w.append(catalog.features.elements)
         w.align()
-        let layout = catalog.blockLayout ?? (n >= layoutFrom ? LinearBlockIndex.layout(features: catalog.features) : nil)
-        if let layout, layout.blockStarts.count >= 2 {
-            w.append(UInt64(layout.blockStarts.count - 1))
-            w.append(layout.rowAtPosition)
+        let medians = catalog.medians
+        w.append(medians.columns)
+        w.align()
+        w.append(medians.attributes.map { $0 ?? .nan })
+        guard let fingerprint = UInt64(catalog.fingerprint, radix: 16) else {
+            preconditionFailure("a catalog fingerprint is 16 hex digits")
+        }
+        w.append(fingerprint)
+        let index = catalog.blockIndex ?? (n >= layoutFrom ? LinearBlockIndex(features: catalog.features) : nil)
+        if let index, index.blockCount >= 1 {
+            w.append(UInt64(index.blockCount))
+            w.append(index.rowAtPosition)
             w.align()
-            for start in layout.blockStarts { w.append(UInt64(start)) }
+            for start in index.layout.blockStarts { w.append(UInt64(start)) }
+            w.append(index.values)
+            w.align()
+            w.append(index.minima)
+            w.align()
+            w.append(index.maxima)
+            w.align()
         } else {
             w.append(UInt64(0))
         }
@@ -194,7 +219,9 @@ public enum CatalogCache {
         let temporary = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.lastPathComponent).\(ProcessInfo.processInfo.processIdentifier).tmp")
         do {
-            try Data(bytes).write(to: temporary)
+            // Not `Data.write(to:)`: on Linux it writes a buffer over 2 GiB wrongly (from its
+            // first byte again after 2 GiB − 4 KiB, a ten-million-item cache failed its checksum).
+            try writeFile(bytes, to: temporary.path)
             if rename(temporary.path, url.path) != 0 {
                 let reason = String(cString: strerror(errno))
                 try? FileManager.default.removeItem(at: temporary)
@@ -220,18 +247,35 @@ public enum CatalogCache {
     /// - Throws: `DataError` naming `path`: `.unreadable` when it cannot be read, `.invalidValue`
     ///   when it is not a cache file, is truncated, fails its checksum or is inconsistent.
     public static func read(_ path: String, key: Key?, source: String) throws(DataError) -> Lookup {
+        try readWithKey(path, key: key, source: source).lookup
+    }
+
+    /// `read(_:key:source:)`, with the key the file was written with.
+    static func readWithKey(_ path: String, key: Key?, source: String) throws(DataError) -> (lookup: Lookup, key: Key?) {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) } catch {
             throw DataError(.unreadable, source: path, detail: "cannot read the catalog cache: \(error.localizedDescription)")
         }
-        return try decode(data, path: path, key: key, source: source)
+        return try decodeWithKey(data, path: path, key: key, source: source)
     }
 
     /// Decodes the bytes of a cache file; see `read(_:key:source:)`.
     public static func decode(_ data: Data, path: String, key: Key?, source: String) throws(DataError) -> Lookup {
+        try decodeWithKey(data, path: path, key: key, source: source).lookup
+    }
+
+    /// `decode(_:path:key:source:)`, with the key the file was written with (nil when its
+    /// version is another).
+    ///
+    /// - Parameter checksumBesideFrom: From this many bytes on the checksum runs on another
+    ///   thread while the sections are read (below it, first: a small file's damaged byte is
+    ///   found without reading the sections).
+    static func decodeWithKey(_ data: Data, path: String, key: Key?, source: String,
+                              checksumBesideFrom: Int = checksumBesideDecodingFrom) throws(DataError) -> (lookup: Lookup, key: Key?) {
         do {
-            return try data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws(DataError) -> Lookup in
-                try decode(CacheReader(bytes: raw), path: path, key: key, source: source)
+            // Untyped here: the compiler (6.3) crashes on a typed-throws closure returning a tuple.
+            return try data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws -> (lookup: Lookup, key: Key?) in
+                try decode(CacheReader(bytes: raw), path: path, key: key, source: source, checksumBesideFrom: checksumBesideFrom)
             }
         } catch let error as DataError {
             throw error
@@ -240,7 +284,12 @@ public enum CatalogCache {
         }
     }
 
-    private static func decode(_ r: CacheReader, path: String, key wanted: Key?, source: String) throws(DataError) -> Lookup {
+    /// From this many bytes on a file's checksum is computed beside the decoding (64 MiB:
+    /// about 300,000 items; below, the checksum takes milliseconds).
+    static let checksumBesideDecodingFrom = 1 << 26
+
+    private static func decode(_ r: CacheReader, path: String, key wanted: Key?, source: String,
+                               checksumBesideFrom: Int) throws(DataError) -> (lookup: Lookup, key: Key?) {
         func corrupt(_ detail: String, field: String? = nil) -> DataError {
             DataError(.invalidValue, source: path, field: field, detail: "catalog cache: \(detail)")
         }
@@ -249,20 +298,38 @@ public enum CatalogCache {
             throw corrupt("not a SwipeRank catalog cache (no \"SWRKCAT\" magic); delete it or give another --catalog-cache file", field: "magic")
         }
         let version = r.uint32(at: 8)
-        guard version == formatVersion else { return .stale(.otherVersion(version)) }
+        guard version == formatVersion else { return (.stale(.otherVersion(version)), nil) }
         guard size >= fixedHeaderSize else { throw corrupt("truncated: \(size) bytes, shorter than the header", field: "header") }
         guard r.uint32(at: 12) == 0 else { throw corrupt("the reserved header bytes are not zero", field: "header") }
         let key = Key(csvSize: r.uint64(at: 32), csvHash: r.uint64(at: 40), schemaDigest: r.uint64(at: 48))
-        if let wanted, key != wanted { return .stale(.staleKey) }
+        if let wanted, key != wanted { return (.stale(.staleKey), key) }
         let length = r.uint64(at: 24)
         guard length == UInt64(size) else {
             throw corrupt(length > UInt64(size) ? "truncated: \(size) bytes of \(length)" : "\(size) bytes, the header says \(length)", field: "length")
         }
-        let checksum = XXH64.hash(UnsafeRawBufferPointer(rebasing: r.bytes[24...]))
-        guard checksum == r.uint64(at: 16) else {
-            throw corrupt("checksum mismatch (the file was changed or damaged after it was written); rebuild it with `swiperank catalog build`", field: "checksum")
+        // In a large file the checksum (a pass over every byte) runs on another core while the
+        // sections are read; nothing is returned before it matched, and a mismatch is the error
+        // reported (a damaged file fails its checksum, whatever else its sections say). The
+        // sections' own checks guard against any bytes, so reading them before it is known is
+        // safe.
+        let shared = SharedBytes(bytes: UnsafeRawBufferPointer(rebasing: r.bytes[24...]))
+        let beside = size >= checksumBesideFrom
+        let checksum = beside ? BackgroundResult { XXH64.hash(shared.bytes) } : nil
+        let early = beside ? nil : XXH64.hash(shared.bytes)
+        let checksumMismatch = corrupt("checksum mismatch (the file was changed or damaged after it was written); rebuild it with `swiperank catalog build`", field: "checksum")
+        if let early, early != r.uint64(at: 16) { throw checksumMismatch }
+        let decoded = Result { () throws(DataError) -> Catalog in try decodeSections(r, path: path, source: source) }
+        if let checksum, checksum.wait() != r.uint64(at: 16) { throw checksumMismatch }
+        return (.hit(try decoded.get()), key)
+    }
+
+    /// The catalog in the sections after the fixed header of a file whose length matched; the
+    /// checks guard against a forged file (a damaged one fails its checksum).
+    private static func decodeSections(_ r: CacheReader, path: String, source: String) throws(DataError) -> Catalog {
+        func corrupt(_ detail: String, field: String? = nil) -> DataError {
+            DataError(.invalidValue, source: path, field: field, detail: "catalog cache: \(detail)")
         }
-        // From here the bytes are as written; the checks below guard against a forged file.
+        let size = r.bytes.count
         let (n64, d64, j64) = (r.uint64(at: 56), r.uint64(at: 64), r.uint64(at: 72))
         guard n64 < 1 << 40, d64 < 1 << 20, j64 < 1 << 30 else { throw corrupt("implausible counts", field: "header") }
         let (n, d, j) = (Int(n64), Int(d64), Int(j64))
@@ -330,16 +397,23 @@ public enum CatalogCache {
             }
         }
         let featureStart = try section(4 * n * d, "features")
+        let columnMedians = try section(4 * d, "column medians"), attributeMedians = try section(8 * a, "attribute medians")
+        let medians = ColumnMedians(columns: Array(r.floats(at: columnMedians, count: d)),
+                                    attributes: r.doubles(at: attributeMedians, count: a).map { $0.isNaN ? nil : $0 })
+        let fingerprint = FNV1a64.hexDigest(of: r.uint64(at: try section(8, "fingerprint")))
         let blockCount = r.uint64(at: try section(8, "block count"))
         guard blockCount <= UInt64(n) else { throw corrupt("\(blockCount) blocks for \(n) items", field: "block layout") }
-        var layout: LinearBlockIndex.Layout?
+        var blockIndex: LinearBlockIndex?
         if blockCount > 0 {
             let b = Int(blockCount)
             let rows = try section(4 * n, "block rows"), starts = try section(8 * (b + 1), "block starts")
-            let candidate = LinearBlockIndex.Layout(rowAtPosition: r.int32s(at: rows, count: n),
-                                                    blockStarts: (0...b).map { Int(truncatingIfNeeded: r.uint64(at: starts + 8 * $0)) })
-            if let problem = candidate.problem(rowCount: n) { throw corrupt("the block layout is not one: \(problem)", field: "block layout") }
-            layout = candidate
+            let layout = LinearBlockIndex.Layout(rowAtPosition: r.int32s(at: rows, count: n),
+                                                 blockStarts: (0...b).map { Int(truncatingIfNeeded: r.uint64(at: starts + 8 * $0)) })
+            if let problem = layout.problem(rowCount: n) { throw corrupt("the block layout is not one: \(problem)", field: "block layout") }
+            let values = try section(4 * n * d, "block features")
+            let minima = try section(4 * b * d, "block minima"), maxima = try section(4 * b * d, "block maxima")
+            blockIndex = LinearBlockIndex(checkedLayout: layout, dimension: d, values: r.floatArray(at: values, count: n * d),
+                                          minima: r.floatArray(at: minima, count: b * d), maxima: r.floatArray(at: maxima, count: b * d))
         }
         guard at == size else { throw corrupt("\(size - at) bytes after the last section", field: "length") }
         let features = Matrix(rows: n, columns: d, elements: r.floats(at: featureStart, count: n * d))
@@ -348,8 +422,9 @@ public enum CatalogCache {
                                       textAttributeNames: header.textAttributes, textValues: textValues,
                                       numericAttributeNames: header.numericAttributes, numericValues: numericValues,
                                       features: features, columns: columns)
-            catalog.blockLayout = layout
-            return .hit(catalog)
+            catalog.blockIndex = blockIndex
+            catalog.adoptDerived(medians: medians, fingerprint: fingerprint)
+            return catalog
         } catch {
             throw corrupt(error.detail, field: error.field)
         }
@@ -379,15 +454,21 @@ public enum CatalogCache {
     ///   the CSV is still the same file when it is read later).
     public static func load(catalogFile: String, schema: ItemSchema, cachePath: String) throws(DataError)
         -> (catalog: Catalog, origin: Origin, key: Key) {
-        let key = try Key(catalogFile: catalogFile, schema: schema)
+        // The CSV's key hashes every byte of it: on another core, while the cache is read (a
+        // hit counts only when the file's key is this one). The CSV's errors come first, as
+        // when the key was computed before the cache was opened.
+        let csvKey = BackgroundResult { Result { () throws(DataError) -> Key in try Key(catalogFile: catalogFile, schema: schema) } }
         var reason = "no cache file"
         if FileManager.default.fileExists(atPath: cachePath) {
-            switch try read(cachePath, key: key, source: catalogFile) {
-            case let .hit(catalog): return (catalog, .cache, key)
-            case .stale(.staleKey): reason = "the cache was built from another CSV or schema"
-            case let .stale(.otherVersion(v)): reason = "the cache is format version \(v), this build reads \(formatVersion)"
+            let read = Result { () throws(DataError) in try readWithKey(cachePath, key: nil, source: catalogFile) }
+            let key = try csvKey.wait().get()
+            switch try read.get() {
+            case (.hit(let catalog), key): return (catalog, .cache, key)
+            case (.hit, _), (.stale(.staleKey), _): reason = "the cache was built from another CSV or schema"
+            case let (.stale(.otherVersion(v)), _): reason = "the cache is format version \(v), this build reads \(formatVersion)"
             }
         }
+        let key = try csvKey.wait().get()
         var catalog = try Catalog(table: CSVTable(contentsOfFile: catalogFile), schema: schema)
         // Split once, here: the cache stores the layout and the engine builds its index from it.
         if catalog.count >= layoutThreshold { catalog.blockLayout = LinearBlockIndex.layout(features: catalog.features) }

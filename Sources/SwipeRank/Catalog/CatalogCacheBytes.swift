@@ -80,10 +80,13 @@ struct CacheWriter {
     mutating func append(_ values: ContiguousArray<Float>) {
         values.withUnsafeBytes { bytes.append(contentsOf: $0) }
     }
-    /// Int32 values, little-endian.
+    /// Float32 values, as stored.
+    mutating func append(_ values: [Float]) {
+        values.withUnsafeBytes { bytes.append(contentsOf: $0) }
+    }
+    /// Int32 values, as stored (little-endian).
     mutating func append(_ values: [Int32]) {
-        bytes.reserveCapacity(bytes.count + values.count * 4)
-        for v in values { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
+        values.withUnsafeBytes { bytes.append(contentsOf: $0) }
     }
     mutating func append<S: Sequence>(bytes more: S) where S.Element == UInt8 { bytes.append(contentsOf: more) }
     /// Zeros up to the next multiple of 8: every section starts 8-byte aligned.
@@ -104,11 +107,22 @@ struct CacheReader {
     /// `count` Float32 values from `offset`.
     func floats(at offset: Int, count: Int) -> ContiguousArray<Float> {
         ContiguousArray<Float>(unsafeUninitializedCapacity: count) { target, initialized in
-            if count > 0 {
-                UnsafeMutableRawBufferPointer(target).copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset ..< offset + count * 4]))
-            }
+            copy(at: offset, into: UnsafeMutableRawBufferPointer(target))
             initialized = count
         }
+    }
+    /// `count` Float32 values from `offset`, as an Array.
+    func floatArray(at offset: Int, count: Int) -> [Float] {
+        [Float](unsafeUninitializedCapacity: count) { target, initialized in
+            copy(at: offset, into: UnsafeMutableRawBufferPointer(target))
+            initialized = count
+        }
+    }
+    /// Fills `target` with the bytes from `offset` (values stored as this platform keeps them:
+    /// little-endian, so a section is one copy).
+    private func copy(at offset: Int, into target: UnsafeMutableRawBufferPointer) {
+        guard target.count > 0 else { return }
+        target.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset ..< offset + target.count]))
     }
     /// `count` bytes from `offset`.
     func bytes(at offset: Int, count: Int) -> [UInt8] {
@@ -117,14 +131,71 @@ struct CacheReader {
     /// `count` Float64 values from `offset`.
     func doubles(at offset: Int, count: Int) -> [Double] {
         [Double](unsafeUninitializedCapacity: count) { target, initialized in
-            if count > 0 {
-                UnsafeMutableRawBufferPointer(target).copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset ..< offset + count * 8]))
-            }
+            copy(at: offset, into: UnsafeMutableRawBufferPointer(target))
             initialized = count
         }
     }
     /// `count` Int32 values from `offset`.
     func int32s(at offset: Int, count: Int) -> [Int32] {
-        (0..<count).map { Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 4 * $0, as: Int32.self)) }
+        [Int32](unsafeUninitializedCapacity: count) { target, initialized in
+            copy(at: offset, into: UnsafeMutableRawBufferPointer(target))
+            initialized = count
+        }
     }
+}
+
+/// Work started on another thread whose result is waited for: a start runs the passes that
+/// hash whole files (the cache's checksum, the CSV's key) beside the decoding on one core.
+final class BackgroundResult<Value: Sendable>: @unchecked Sendable {  // `value` is written before `done.leave()`, read after `done.wait()`
+    private let done = DispatchGroup()
+    private var value: Value?
+
+    /// Starts `work` now.
+    init(_ work: @escaping @Sendable () -> Value) {
+        done.enter()
+        DispatchQueue.global(qos: .userInitiated).async {
+            self.value = work()
+            self.done.leave()
+        }
+    }
+
+    /// The result, once the work is done.
+    func wait() -> Value {
+        done.wait()
+        return value!
+    }
+}
+
+/// Cache bytes handed to another thread: valid only until the decoder that owns the mapping
+/// returns, which waits for that thread first (`CatalogCache.decode`).
+struct SharedBytes: @unchecked Sendable {
+    let bytes: UnsafeRawBufferPointer
+}
+
+/// A write of `bytes` to a new file, in chunks of at most `chunk` bytes, each retried until
+/// written in full (a `write` call may write less than asked, and Linux writes at most
+/// 2 GiB − 4 KiB per call), then synced.
+///
+/// - Throws: `DataError` `.unreadable` naming `path`.
+func writeFile(_ bytes: [UInt8], to path: String, chunk: Int = 1 << 26) throws(DataError) {
+    precondition(chunk > 0, "writeFile: chunk must be positive")
+    func failure(_ what: String) -> DataError {
+        DataError(.unreadable, source: path, detail: "cannot write the catalog cache (\(what)): \(String(cString: strerror(errno)))")
+    }
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw failure("open") }
+    defer { close(fd) }
+    let problem: DataError? = bytes.withUnsafeBytes { raw in
+        var at = 0
+        while at < raw.count {
+            let written = write(fd, raw.baseAddress! + at, min(chunk, raw.count - at))
+            if written < 0 {
+                if errno == EINTR { continue }
+                return failure("write")
+            }
+            at += written
+        }
+        return fsync(fd) == 0 ? nil : failure("fsync")
+    }
+    if let problem { throw problem }
 }

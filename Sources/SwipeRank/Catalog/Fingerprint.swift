@@ -36,7 +36,10 @@ package struct FNV1a64 {
     }
 
     /// The digest as 16 lowercase hex digits.
-    package var hexDigest: String {
+    package var hexDigest: String { Self.hexDigest(of: state) }
+
+    /// A state as 16 lowercase hex digits (what `hexDigest` reports for it).
+    package static func hexDigest(of state: UInt64) -> String {
         let hex = String(state, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
@@ -48,8 +51,12 @@ extension Catalog {
     /// session snapshot carries it, so a restore over another catalog (even one of the same
     /// size) is refused.
     ///
-    /// - Complexity: O(N × d); `SwipeEngine` computes it once.
-    public var fingerprint: String {
+    /// - Complexity: O(N × d) for the first call on a catalog (or none when it was read from a
+    ///   catalog cache, which stores it), then O(1).
+    public var fingerprint: String { derivedFingerprint.value { computeFingerprint() } }
+
+    /// The digest `fingerprint` reports, computed from the rows.
+    func computeFingerprint() -> String {
         var hasher = FNV1a64()
         hasher.combine(UInt64(count))
         // Each id's bytes and separator as `combine(String)` adds them, read from the column

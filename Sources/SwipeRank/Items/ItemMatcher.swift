@@ -141,35 +141,9 @@ public struct ItemMatcher: Matcher {
         self.regionAttribute = regionAttribute
         let columnIndex = Dictionary(uniqueKeysWithValues: catalog.columns.enumerated().map { ($1.name, $0) })
         self.columnIndex = columnIndex
-        // One median per column and per numeric attribute, each independent of the others: on
-        // every core (at a million items they were a tenth of a start from the cache), each
-        // column read from the feature-major copy, where it is contiguous (read down the
-        // row-major matrix, ten million items made this a sixth of a start); a large catalog
-        // that has not built its copy (`Catalog.featuresByColumn`) gets a transient one, freed
-        // here, so an idle server does not keep it.
-        let columns = catalog.columns.count, attributes = catalog.numericValues.count, n = catalog.count
-        let byColumn = (catalog.builtFeaturesByColumn ?? catalog.features.transposed).elements
-        let medians = Mutex((columns: [Float](repeating: 0, count: columns), attributes: [Double?](repeating: nil, count: attributes)))
-        DispatchQueue.concurrentPerform(iterations: columns + attributes) { task in
-            if task < columns {
-                let j = task
-                let indicator = columnIndex["\(catalog.columns[j].name)_missing"]
-                var observed: [Float] = []
-                observed.reserveCapacity(n)
-                for row in 0..<n where indicator == nil || byColumn[indicator! * n + row] == 0 {
-                    observed.append(byColumn[j * n + row])
-                }
-                if !observed.isEmpty { selectNth(observed.count / 2, in: &observed, by: <) }  // not sorted: a second at 10⁶
-                let m = observed.isEmpty ? 0 : observed[observed.count / 2]
-                medians.withLock { $0.columns[j] = m }
-            } else {
-                var values = catalog.numericValues[task - columns].compactMap { $0 }
-                if !values.isEmpty { selectNth(values.count / 2, in: &values, by: <) }
-                let m = values.isEmpty ? nil : values[values.count / 2]
-                medians.withLock { $0.attributes[task - columns] = m }
-            }
-        }
-        (columnMedians, attributeMedians) = medians.withLock { ($0.columns, $0.attributes) }
+        // Derived once per catalog (and stored by its cache), not per matcher.
+        let medians = catalog.medians
+        (columnMedians, attributeMedians) = (medians.columns, medians.attributes)
     }
 
     /// `["distance"]`.
