@@ -221,17 +221,15 @@ public enum CatalogCache {
         do {
             // Not `Data.write(to:)`: on Linux it writes a buffer over 2 GiB wrongly (from its
             // first byte again after 2 GiB − 4 KiB, a ten-million-item cache failed its checksum).
-            try writeFile(bytes, to: temporary.path)
-            if rename(temporary.path, url.path) != 0 {
-                let reason = String(cString: strerror(errno))
-                try? FileManager.default.removeItem(at: temporary)
-                throw DataError(.unreadable, source: path, detail: "cannot write the catalog cache: \(reason)")
-            }
-        } catch let error as DataError {
-            throw error
+            try writeFile(bytes, to: temporary.path, naming: path)
         } catch {
             try? FileManager.default.removeItem(at: temporary)
-            throw DataError(.unreadable, source: path, detail: "cannot write the catalog cache: \(error.localizedDescription)")
+            throw error
+        }
+        if rename(temporary.path, url.path) != 0 {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(at: temporary)
+            throw DataError(.unreadable, source: path, detail: "cannot write the catalog cache: \(reason)")
         }
     }
 
@@ -252,11 +250,11 @@ public enum CatalogCache {
 
     /// `read(_:key:source:)`, with the key the file was written with.
     static func readWithKey(_ path: String, key: Key?, source: String) throws(DataError) -> (lookup: Lookup, key: Key?) {
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) } catch {
-            throw DataError(.unreadable, source: path, detail: "cannot read the catalog cache: \(error.localizedDescription)")
+        let file = try MappedFile(path: path)
+        return try withExtendedLifetime(file) { () throws(DataError) in
+            try decode(CacheReader(bytes: file.bytes, mapping: file), path: path, key: key, source: source,
+                       checksumBesideFrom: checksumBesideDecodingFrom)
         }
-        return try decodeWithKey(data, path: path, key: key, source: source)
     }
 
     /// Decodes the bytes of a cache file; see `read(_:key:source:)`.
@@ -314,7 +312,9 @@ public enum CatalogCache {
         // safe.
         let shared = SharedBytes(bytes: UnsafeRawBufferPointer(rebasing: r.bytes[24...]))
         let beside = size >= checksumBesideFrom
-        let checksum = beside ? BackgroundResult { XXH64.hash(shared.bytes) } : nil
+        let mapping = r.mapping
+        // Releasing the pages it has read as it goes (a mapped page is resident until then).
+        let checksum = beside ? BackgroundResult { XXH64.hash(shared.bytes, every: 1 << 24) { mapping?.release(24 ..< 24 + $0) } } : nil
         let early = beside ? nil : XXH64.hash(shared.bytes)
         let checksumMismatch = corrupt("checksum mismatch (the file was changed or damaged after it was written); rebuild it with `swiperank catalog build`", field: "checksum")
         if let early, early != r.uint64(at: 16) { throw checksumMismatch }
