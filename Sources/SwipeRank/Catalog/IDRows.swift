@@ -1,3 +1,6 @@
+import Foundation
+import Synchronization
+
 /// The row of each item id: an open-addressing table of 8-byte slots (the row and 32 bits of
 /// the id's hash), beside the catalog's `ids`.
 ///
@@ -26,18 +29,40 @@ struct IDRows: Sendable {
 
     /// The table of `ids`, or the rows of the first id that repeats an earlier one.
     ///
-    /// - Parameter ids: The ids in row order.
+    /// - Parameters:
+    ///   - ids: The ids in row order.
+    ///   - parallelFrom: From this many ids on they are hashed on every core.
     /// - Returns: The table, or `(first, repeated)`: the earlier row and the first row whose id
     ///   equals it.
-    static func build(_ ids: StringColumn) -> Result<IDRows, Repeated> {
+    static func build(_ ids: StringColumn, parallelFrom: Int = parallelHashingFrom) -> Result<IDRows, Repeated> {
         var table = IDRows(capacity: ids.count)
-        for (row, id) in ids.enumerated() {
-            if let first = table.insert(id, row: row, matches: { ids.value(at: $0, equals: id) }) {
-                return .failure(Repeated(first: first, repeated: row))
+        // Hashing every id (a String built from its bytes, then SipHash) was most of a ten-
+        // million-item build: from `parallelFrom` ids on every core, in runs of rows;
+        // the inserts stay in row order, so the first of two equal ids keeps its row.
+        let n = ids.count
+        let runs = n >= parallelFrom ? 4 * max(1, ProcessInfo.processInfo.activeProcessorCount) : 1
+        let hashed = Mutex([[Int]](repeating: [], count: runs))
+        DispatchQueue.concurrentPerform(iterations: runs) { run in
+            let rows = (n * run / runs)..<(n * (run + 1) / runs)
+            let hashes = rows.map { ids[$0].hashValue }
+            hashed.withLock { $0[run] = hashes }
+        }
+        let hashes = hashed.withLock { $0 }
+        var row = 0
+        for run in hashes {
+            for hash in run {
+                let id = ids[row]
+                if let first = table.insert(id, hash: hash, row: row, matches: { ids.value(at: $0, equals: id) }) {
+                    return .failure(Repeated(first: first, repeated: row))
+                }
+                row += 1
             }
         }
         return .success(table)
     }
+
+    /// From this many ids on `build` hashes them on every core.
+    static let parallelHashingFrom = 100_000
 
     /// An id that appears twice: its first row and the row that repeats it.
     struct Repeated: Error {
@@ -54,8 +79,13 @@ struct IDRows: Sendable {
     /// - Returns: nil when added, else the row of the equal id already there (nothing added).
     /// - Complexity: O(1) expected.
     mutating func insert(_ id: String, row: Int, matches: (Int) -> Bool) -> Int? {
+        insert(id, hash: id.hashValue, row: row, matches: matches)
+    }
+
+    /// `insert(_:row:matches:)` with the id's `hashValue` computed already.
+    private mutating func insert(_ id: String, hash: Int, row: Int, matches: (Int) -> Bool) -> Int? {
         precondition(row >= 0 && row < Int(UInt32.max), "IDRows: row out of range")
-        let (start, tag) = place(id)
+        let (start, tag) = place(hash)
         let mask = slots.count - 1
         var i = start
         while true {
@@ -80,7 +110,7 @@ struct IDRows: Sendable {
     /// - Returns: Its row, or nil.
     /// - Complexity: O(1) expected.
     func row(of id: String, ids: StringColumn) -> Int? {
-        let (start, tag) = place(id)
+        let (start, tag) = place(id.hashValue)
         let mask = slots.count - 1
         var i = start
         while true {
@@ -95,8 +125,8 @@ struct IDRows: Sendable {
     }
 
     // The first slot to probe (the top bits of the mixed hash) and the tag (its low 32 bits).
-    private func place(_ id: String) -> (Int, UInt64) {
-        let h = UInt64(bitPattern: Int64(id.hashValue))
+    private func place(_ hash: Int) -> (Int, UInt64) {
+        let h = UInt64(bitPattern: Int64(hash))
         let mixed = h &* 0x9E37_79B9_7F4A_7C15
         return (Int(truncatingIfNeeded: mixed >> shift), h & 0xFFFF_FFFF)
     }
