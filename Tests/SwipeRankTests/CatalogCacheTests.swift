@@ -266,6 +266,17 @@ struct CatalogCacheTests {
         } catch {
             #expect(error.description.hasPrefix(cache) && error.description.contains("checksum mismatch"))
         }
+        // Damaged past its header, but the cache of another CSV: stale (its key tells first),
+        // so rebuilt, whatever else is wrong with it; then read.
+        try Self.generatedCSV(seed: 43, count: 300).write(toFile: csv, atomically: true, encoding: .utf8)
+        for offset in [bytes.count - 3, 100, 30] {
+            var other = bytes
+            other[offset] ^= 0x40
+            try other.write(to: URL(fileURLWithPath: cache))
+            let rebuilt = try CatalogCache.load(catalogFile: csv, schema: Self.generatedSchema, cachePath: cache)
+            #expect(rebuilt.origin == .rebuilt(reason: "the cache was built from another CSV or schema"), "byte \(offset)")
+            #expect(try CatalogCache.load(catalogFile: csv, schema: Self.generatedSchema, cachePath: cache).origin == .cache)
+        }
         try Data("id,name\n".utf8).write(to: URL(fileURLWithPath: cache))
         do {
             _ = try CatalogCache.load(catalogFile: csv, schema: Self.generatedSchema, cachePath: cache)

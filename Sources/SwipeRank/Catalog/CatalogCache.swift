@@ -462,10 +462,15 @@ public enum CatalogCache {
         if FileManager.default.fileExists(atPath: cachePath) {
             let read = Result { () throws(DataError) in try readWithKey(cachePath, key: nil, source: catalogFile) }
             let key = try csvKey.wait().get()
-            switch try read.get() {
-            case (.hit(let catalog), key): return (catalog, .cache, key)
-            case (.hit, _), (.stale(.staleKey), _): reason = "the cache was built from another CSV or schema"
-            case let (.stale(.otherVersion(v)), _): reason = "the cache is format version \(v), this build reads \(formatVersion)"
+            switch read {
+            case .success((.hit(let catalog), key)): return (catalog, .cache, key)
+            case .success((.hit, _)), .success((.stale(.staleKey), _)): reason = "the cache was built from another CSV or schema"
+            case let .success((.stale(.otherVersion(v)), _)): reason = "the cache is format version \(v), this build reads \(formatVersion)"
+            case let .failure(error):
+                // As when the key was compared before the rest was read: a file whose header
+                // names another CSV or schema is stale, whatever is wrong after its header.
+                guard let fileKey = headerKey(of: cachePath), fileKey != key else { throw error }
+                reason = "the cache was built from another CSV or schema"
             }
         }
         let key = try csvKey.wait().get()
@@ -474,6 +479,19 @@ public enum CatalogCache {
         if catalog.count >= layoutThreshold { catalog.blockLayout = LinearBlockIndex.layout(features: catalog.features) }
         try write(catalog, key: key, to: cachePath)
         return (catalog, .rebuilt(reason: reason), key)
+    }
+
+    /// The key in the header of the cache file at `path`, when it is a cache of this format
+    /// version with a whole fixed header (what `decode` checks before it compares keys), else nil.
+    static func headerKey(of path: String) -> Key? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let data = try? handle.read(upToCount: fixedHeaderSize), data.count == fixedHeaderSize else { return nil }
+        return data.withUnsafeBytes { raw -> Key? in
+            let r = CacheReader(bytes: raw)
+            guard Array(raw[0..<8]) == magic, r.uint32(at: 8) == formatVersion, r.uint32(at: 12) == 0 else { return nil }
+            return Key(csvSize: r.uint64(at: 32), csvHash: r.uint64(at: 40), schemaDigest: r.uint64(at: 48))
+        }
     }
 
     private struct HeaderJSON: Codable {
