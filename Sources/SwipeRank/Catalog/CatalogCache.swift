@@ -475,8 +475,8 @@ public enum CatalogCache {
         }
         let key = try csvKey.wait().get()
         var catalog = try Catalog(table: CSVTable(contentsOfFile: catalogFile), schema: schema)
-        // Split once, here: the cache stores the layout and the engine builds its index from it.
-        if catalog.count >= layoutThreshold { catalog.blockLayout = LinearBlockIndex.layout(features: catalog.features) }
+        // Built once, here: the cache stores the index and the engine uses this one as it is.
+        if catalog.count >= layoutThreshold { catalog.blockIndex = LinearBlockIndex(features: catalog.features) }
         try write(catalog, key: key, to: cachePath)
         return (catalog, .rebuilt(reason: reason), key)
     }
