@@ -133,7 +133,7 @@ extension SchoolMatcher {
             return school.region[row]
         case .programs:
             // The family whose share contributes most (ties to the first column, as `max(by:)`).
-            let features = schools.catalog.features
+            let features = schools.catalog.featureRows
             var best = -1
             var bestValue: Float = 0
             for (i, column) in plan.programColumns.enumerated() {

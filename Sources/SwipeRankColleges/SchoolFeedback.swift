@@ -59,7 +59,7 @@ extension SchoolMatcher {
             delta[catalog.dimension + termNames.firstIndex(of: name)!] += value
         }
         func cardCategory(_ prefix: String) -> String? {
-            catalog.columns.indices.first { catalog.columns[$0].name.hasPrefix(prefix) && catalog.features[row, $0] == 1 }
+            catalog.columns.indices.first { catalog.columns[$0].name.hasPrefix(prefix) && catalog.featureRows[row, $0] == 1 }
                 .map { catalog.columns[$0].name }
         }
         switch option {

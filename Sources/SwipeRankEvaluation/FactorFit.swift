@@ -179,9 +179,10 @@ public enum FactorFit {
     /// Every row's factor as its features predict it, `xᵢᵀE` (row-major N × f).
     private static func predicted(catalog: Catalog, embedding: [[Double]], f: Int) -> [Double] {
         var means = [Double](repeating: 0, count: catalog.count * f)
+        let features = catalog.featureRows  // where they are stored: a refit builds no row-major copy
         for row in 0..<catalog.count {
             for (c, e) in embedding.enumerated() {
-                let x = Double(catalog.features[row, c])
+                let x = Double(features[row, c])
                 if x != 0 { for j in 0..<f { means[row * f + j] += x * e[j] } }
             }
         }
@@ -250,7 +251,8 @@ public enum FactorFit {
         let d = catalog.dimension
         guard d > 0 else { return [] }
         var x = [Double](repeating: 0, count: rows.count * d)
-        for (i, row) in rows.enumerated() { for j in 0..<d { x[i * d + j] = Double(catalog.features[row, j]) } }
+        let features = catalog.featureRows
+        for (i, row) in rows.enumerated() { for j in 0..<d { x[i * d + j] = Double(features[row, j]) } }
         var gram = gramMatrix(rows: x, count: rows.count, dimension: d)
         for j in 0..<d { gram[j * d + j] += ridge }
         let factor: CholeskyFactor

@@ -117,10 +117,35 @@ struct CandidateIndexTests {
         let indexed = SwipeEngine(matcher: ItemMatcher(catalog: cached, regionAttribute: "neighborhood"))
         let scan = SwipeEngine(matcher: ItemMatcher(catalog: Self.catalog, regionAttribute: "neighborhood"), candidateIndexThreshold: .max)
         #expect(indexed.candidateIndex?.blocks.layout == cached.blockLayout)
+        #expect(cached.featureRows.isRowOrder)  // below `CatalogCache.featuresOnceFromItems`
         for (i, home) in Self.homes(2, seed: 5).enumerated() {
             try Self.compare((indexed, scan), profile: ItemProfile(home: home, maxDistanceMiles: [25.0, 60][i], preferences: ["price_level": -0.5]),
                              seed: UInt64(40 + i), rounds: 6)
         }
+    }
+
+    @Test("a cached catalog holding its features once, in block order, deals the full scan's decks (with factors and a prior)")
+    func featuresOnce() throws {
+        let key = CatalogCache.Key(csvSize: 1, csvHash: 2, schemaDigest: 3)
+        guard case let .hit(once) = try CatalogCache.decodeWithKey(Data(try CatalogCache.encode(Self.catalog, key: key)), path: "x.cache",
+                                                                   key: key, source: Self.catalog.source, featuresOnceFrom: 0).lookup else {
+            Issue.record("stale")
+            return
+        }
+        #expect(!once.featureRows.isRowOrder)
+        #expect(once.featureRows.stored.elements == ContiguousArray(once.blockIndex!.values))  // the blocks' values, not a copy of the rows
+        #expect(once.fingerprint == Self.catalog.fingerprint)
+        // Every card, swipe and score reads rows through the positions: the same decks and
+        // learning as the row-major catalog's full scan, with a population prior and with factors.
+        let (_, scan) = Self.engines(population: true, factors: true)
+        var indexed = SwipeEngine(matcher: ItemMatcher(catalog: once, regionAttribute: "neighborhood"))
+        indexed = try indexed.withPopulation(try #require(scan.population)).withFactors(try #require(scan.factors?.file))
+        for (i, home) in Self.homes(2, seed: 9).enumerated() {
+            try Self.compare((indexed, scan), profile: ItemProfile(home: home, maxDistanceMiles: [25.0, 60][i], preferences: ["price_level": -0.5]),
+                             seed: UInt64(50 + i), rounds: 6)
+        }
+        // The row-major matrix, built when asked, equals the rows'.
+        #expect(once.features == Self.catalog.features)
     }
 
     @Test("students without a home, and with mixing off: identical decks")

@@ -177,6 +177,62 @@ struct CatalogMemoryTests {
         #expect(mismatches.isEmpty)
     }
 
+    @Test("a cache read above eagerFeatureMajorLimit holds the features once, in block order; below, in row order")
+    func featuresOnceFromCache() throws {
+        let key = CatalogCache.Key(csvSize: 1, csvHash: 2, schemaDigest: 3)
+        #expect(CatalogCache.featuresOnceFromItems == Catalog.eagerFeatureMajorLimit + 1)
+        for n in [Catalog.eagerFeatureMajorLimit, Catalog.eagerFeatureMajorLimit + 1] {
+            let catalog = try Self.generated(n, seed: 6)
+            guard case let .hit(read) = try CatalogCache.decode(Data(try CatalogCache.encode(catalog, key: key)), path: "x.cache",
+                                                                key: key, source: catalog.source) else {
+                Issue.record("stale"); continue
+            }
+            #expect(read.blockIndex != nil)
+            #expect(read.featureRows.isRowOrder == (n <= Catalog.eagerFeatureMajorLimit))
+            #expect(read.builtFeaturesByColumn == (n <= Catalog.eagerFeatureMajorLimit ? catalog.features.transposed : nil))
+            // Single rows, as serving reads them, equal the original rows; the matcher's
+            // explanations read them too (its medians adopted from the file).
+            let x = catalog.features
+            var rng = SplitMix64(seed: UInt64(n))
+            for _ in 0..<2_000 {
+                let r = Int.random(in: 0..<n, using: &rng)
+                #expect((0..<3).allSatisfy { read.featureRows[r, $0] == x[r, $0] })
+            }
+            let weights = PreferenceWeights(features: [0.5, -1, 2], terms: [])
+            let (a, b) = (ItemMatcher(catalog: read), ItemMatcher(catalog: catalog))
+            let user = try b.student(ItemProfile())
+            for r in stride(from: 0, to: n, by: 997) {
+                #expect(read.groupContributions(row: r, weights: weights, terms: nil) == catalog.groupContributions(row: r, weights: weights, terms: nil))
+                #expect(read.columnContributions(row: r, weights: weights) == catalog.columnContributions(row: r, weights: weights))
+                let withTerm = PreferenceWeights(features: weights.features, terms: user.terms.names.map { _ in 0.3 })
+                #expect(a.explanations(row: r, student: user, weights: withTerm, limit: 3)
+                        == b.explanations(row: r, student: user, weights: withTerm, limit: 3))
+            }
+            // The row-major matrix when asked: built once from the blocks, equal to the original.
+            #expect(read.features == x)
+            #expect(read.fingerprint == catalog.fingerprint)
+        }
+    }
+
+    @Test("a parsed catalog with a block index can drop its row-major copy: same rows, features, fingerprint and block index")
+    func holdingFeaturesInBlocks() throws {
+        let catalog = try Self.generated(3_000, seed: 7)
+        #expect(catalog.holdingFeaturesInBlocks().featureRows.isRowOrder)  // no block index: unchanged
+        var indexed = catalog
+        indexed.blockIndex = LinearBlockIndex(features: catalog.features, blockSize: 64)
+        let once = indexed.holdingFeaturesInBlocks()
+        #expect(!once.featureRows.isRowOrder && indexed.featureRows.isRowOrder)
+        #expect(once.blockIndex?.layout == indexed.blockIndex?.layout)
+        for r in 0..<catalog.count { #expect((0..<3).allSatisfy { once.featureRows[r, $0] == catalog.features[r, $0] }) }
+        #expect(once.features == catalog.features)
+        #expect(once.fingerprint == catalog.fingerprint && once.ids == catalog.ids)
+        // A new block index on it goes back to the rows' own order, over the same features.
+        var reindexed = once
+        reindexed.blockLayout = LinearBlockIndex(features: catalog.features, blockSize: 32).layout
+        #expect(reindexed.featureRows.isRowOrder && reindexed.features == catalog.features)
+        #expect(reindexed.blockIndex?.values == LinearBlockIndex(features: catalog.features, blockSize: 32).values)
+    }
+
     /// The fingerprint as first defined: FNV-1a 64 over the count's 8 bytes, each id's UTF-8
     /// and a 0xFF, each column name's UTF-8 and a 0xFF, each feature's bit pattern widened to
     /// 8 bytes; least significant bytes first. Stored sessions carry it, so it must not change.

@@ -11,22 +11,41 @@ import SwipeRankNumerics
 ///     let catalog = try Catalog(table: table, schema: schema)
 ///     catalog.features            // Matrix, N × d, row-major Float32
 public struct Catalog: Sendable {
+    // Every stored value lives in one immutable object, so a copy of a catalog is one retain:
+    // the engine reads `matcher.catalog` through a generic witness on every deck and swipe, and
+    // copying two dozen arrays and columns there was a tenth of a deck's retains and releases.
+    private var storage: Storage
+
     /// Item ids, in row order.
-    public let ids: StringColumn
+    public var ids: StringColumn { storage.ids }
     /// Display names, in row order.
-    public let names: StringColumn
+    public var names: StringColumn { storage.names }
     /// Item locations (nil where the catalog has none).
-    public let locations: [GeoPoint?]
+    public var locations: [GeoPoint?] { storage.locations }
     /// The names of the text attributes, in `textValues` order.
-    public let textAttributeNames: [String]
+    public var textAttributeNames: [String] { storage.textAttributeNames }
     /// Text attribute values: `textValues[attribute][row]`.
-    public let textValues: [StringColumn]
+    public var textValues: [StringColumn] { storage.textValues }
     /// The names of the raw numeric attributes, in `numericValues` order.
-    public let numericAttributeNames: [String]
+    public var numericAttributeNames: [String] { storage.numericAttributeNames }
     /// Raw numeric attribute values: `numericValues[attribute][row]`, nil where missing.
-    public let numericValues: [NumericColumn]
+    public var numericValues: [NumericColumn] { storage.numericValues }
     /// The feature matrix, N × d, row-major: one item's features are contiguous.
-    public let features: Matrix
+    ///
+    /// A large catalog read from a catalog cache keeps its features once, in the candidate
+    /// index's block order (`featureRows`); this row-major copy is then built by the first call
+    /// that reads it (once, then kept), so what serves single rows reads `featureRows` instead.
+    ///
+    /// - Complexity: O(1), or O(N × d) for the call that builds it.
+    public var features: Matrix {
+        if let rowMajor = storage.rowMajor { return rowMajor }
+        return storage.derivedRowMajor.value { [featureRows] in featureRows.rowMajor() }
+    }
+
+    /// The features row by row, read where they are stored (row order, or the candidate index's
+    /// block order): what serving reads a card's, a swipe's or a score's row from, so a large
+    /// catalog from a cache holds its features once.
+    public var featureRows: FeatureRows { storage.featureRows }
     /// The same values feature-major, d × N (`features` transposed): what scoring every item
     /// multiplies. OpenBLAS' sgemv streams a d × N matrix 1.2–1.8× faster than N × d here (the
     /// kernel for long columns of a short matrix is the faster one), so the catalog keeps both
@@ -59,7 +78,31 @@ public struct Catalog: Sendable {
     /// built while writing one. The engine's index uses them as they are instead of splitting
     /// and copying the features again (`CandidateIndex`). Nil for a catalog parsed from its CSV
     /// alone.
-    var blockIndex: LinearBlockIndex?
+    var blockIndex: LinearBlockIndex? {
+        get { storage.blockIndex }
+        set {
+            // A new block index over the rows: the rows' own order is kept (the old positions
+            // would not fit the new index).
+            let rows = features
+            storage = Storage(storage, blockIndex: newValue, rowMajor: rows, featureRows: FeatureRows(rows))
+        }
+    }
+
+    /// The same catalog holding its features once, in its block index's order (as a large
+    /// catalog read from the cache does): what a start that parsed the CSV keeps once it has
+    /// written the cache, so it does not serve with two copies of the features either.
+    ///
+    /// - Returns: The same catalog (same rows, ids, fingerprint) reading its rows from the
+    ///   blocks; `self` when it has no block index.
+    /// - Complexity: O(N) for the positions; the row-major copy is released when no other copy
+    ///   of the catalog holds it.
+    func holdingFeaturesInBlocks() -> Catalog {
+        guard let index = storage.blockIndex, storage.rowMajor != nil else { return self }
+        var copy = self
+        copy.storage = Storage(storage, blockIndex: index, rowMajor: nil,
+                               featureRows: FeatureRows(permuted: index.values, columns: dimension, rowAtPosition: index.rowAtPosition))
+        return copy
+    }
 
     /// `blockIndex`'s layout; setting one builds the index it describes over these features.
     var blockLayout: LinearBlockIndex.Layout? {
@@ -67,30 +110,32 @@ public struct Catalog: Sendable {
         set { blockIndex = newValue.map { LinearBlockIndex(features: features, layout: $0) } }
     }
     /// What each feature column means.
-    public let columns: [FeatureColumn]
+    public var columns: [FeatureColumn] { storage.columns }
     /// Where the catalog came from (a path or a name), for messages.
-    public let source: String
+    public var source: String { storage.source }
     /// The distinct explanation groups of the columns, in first-appearance order.
-    public let groups: [String]
+    public var groups: [String] { storage.groups }
     /// The index in `groups` of each column's group.
-    public let groupOfColumn: [Int]
+    public var groupOfColumn: [Int] { storage.groupOfColumn }
 
     // Unit vectors of the locations, as three contiguous arrays, so distances to all items
     // are three fused multiply-adds and one asin each (NaN where an item has no location).
-    let unitX: [Float], unitY: [Float], unitZ: [Float]
-    private let rowByID: IDRows
+    var unitX: [Float] { storage.unitX }
+    var unitY: [Float] { storage.unitY }
+    var unitZ: [Float] { storage.unitZ }
+    private var rowByID: IDRows { storage.rowByID }
     // Every item's summary, built once: a card is served with one, and building it per card
     // (a dictionary of every attribute) was a tenth of a batch's instructions. Nil above
     // `eagerSummaryLimit` items, where the dictionaries would be most of the process's memory
     // (about 1 KiB an item): a summary is then built per card.
-    private let summaries: [ItemSummary]?
+    private var summaries: [ItemSummary]? { storage.summaries }
     // `featuresByColumn` up to `eagerFeatureMajorLimit` items, else nil and built in the box.
-    private let eagerFeaturesByColumn: Matrix?
-    private let lazyFeaturesByColumn: DerivedOnce<Matrix>
+    private var eagerFeaturesByColumn: Matrix? { storage.eagerFeaturesByColumn }
+    private var lazyFeaturesByColumn: DerivedOnce<Matrix> { storage.lazyFeaturesByColumn }
     // Derived from the rows, computed once per catalog and shared by its copies (or filled by
     // the cache reader, which stores them: `adoptDerived(medians:fingerprint:)`).
-    private let derivedMedians: DerivedOnce<ColumnMedians>
-    let derivedFingerprint: DerivedOnce<String>
+    private var derivedMedians: DerivedOnce<ColumnMedians> { storage.derivedMedians }
+    var derivedFingerprint: DerivedOnce<String> { storage.derivedFingerprint }
 
     /// The most items whose summaries are built with the catalog; larger catalogs build each
     /// summary when asked (same value, built per card).
@@ -235,7 +280,7 @@ public struct Catalog: Sendable {
                   locations: locations,
                   textAttributeNames: schema.textAttributes, textValues: texts,
                   numericAttributeNames: schema.numericAttributes, numericValues: numbers,
-                  features: Matrix(rows: n, columns: d, elements: elements), columns: columns)
+                  features: .rows(Matrix(rows: n, columns: d, elements: elements)), columns: columns)
     }
 
     /// Builds a catalog from its parts, as `init(table:schema:external:)` derived them: what
@@ -247,10 +292,46 @@ public struct Catalog: Sendable {
     init(source: String, ids: StringColumn, names: StringColumn, locations: [GeoPoint?], textAttributeNames: [String],
          textValues: [StringColumn], numericAttributeNames: [String], numericValues: [NumericColumn], features: Matrix,
          columns: [FeatureColumn]) throws(DataError) {
+        try self.init(source: source, ids: ids, names: names, locations: locations, textAttributeNames: textAttributeNames,
+                      textValues: textValues, numericAttributeNames: numericAttributeNames, numericValues: numericValues,
+                      source: .rows(features), columns: columns)
+    }
+
+    /// Builds a catalog whose features only the candidate index's blocks hold (in block order):
+    /// what the catalog cache reads for a large catalog, so the process keeps one copy of the
+    /// features. `features` is then built from the blocks when first read.
+    ///
+    /// - Throws: as `init(source:ids:…features:columns:)`.
+    /// - Complexity: O(N × (d + 1)) for the unit vectors, ids and positions; no copy of the
+    ///   features.
+    init(source: String, ids: StringColumn, names: StringColumn, locations: [GeoPoint?], textAttributeNames: [String],
+         textValues: [StringColumn], numericAttributeNames: [String], numericValues: [NumericColumn],
+         blocks: LinearBlockIndex, columns: [FeatureColumn]) throws(DataError) {
+        try self.init(source: source, ids: ids, names: names, locations: locations, textAttributeNames: textAttributeNames,
+                      textValues: textValues, numericAttributeNames: numericAttributeNames, numericValues: numericValues,
+                      source: .blocks(blocks), columns: columns)
+    }
+
+    /// Where a catalog's features are stored when it is built.
+    private enum FeatureSource {
+        /// Row-major, row order.
+        case rows(Matrix)
+        /// Only in the blocks of a candidate index over these rows.
+        case blocks(LinearBlockIndex)
+    }
+
+    private init(source: String, ids: StringColumn, names: StringColumn, locations: [GeoPoint?], textAttributeNames: [String],
+                 textValues: [StringColumn], numericAttributeNames: [String], numericValues: [NumericColumn],
+                 source features: FeatureSource, columns: [FeatureColumn]) throws(DataError) {
         let n = ids.count
+        let (rows, d): (Int, Int)
+        switch features {
+        case .rows(let matrix): (rows, d) = (matrix.rows, matrix.columns)
+        case .blocks(let index): (rows, d) = (index.rowCount, index.dimension)
+        }
         guard names.count == n, locations.count == n, textValues.count == textAttributeNames.count,
               textValues.allSatisfy({ $0.count == n }), numericValues.count == numericAttributeNames.count,
-              numericValues.allSatisfy({ $0.count == n }), features.rows == n, features.columns == columns.count else {
+              numericValues.allSatisfy({ $0.count == n }), rows == n, d == columns.count else {
             throw DataError(.invalidValue, source: source, detail: "the catalog's parts have different lengths")
         }
         let rowByID: IDRows
@@ -270,43 +351,121 @@ public struct Catalog: Sendable {
     /// parts (unit vectors, groups, the feature-major copy, summaries) is derived the same way.
     private init(source: String, ids: StringColumn, rowByID: IDRows, names: StringColumn, locations: [GeoPoint?],
                  textAttributeNames: [String], textValues: [StringColumn], numericAttributeNames: [String],
-                 numericValues: [NumericColumn], features: Matrix, columns: [FeatureColumn]) {
-        self.source = source
-        self.ids = ids
-        self.rowByID = rowByID
-        self.names = names
-        self.locations = locations
-        var ux = [Float](), uy = [Float](), uz = [Float]()
-        ux.reserveCapacity(ids.count); uy.reserveCapacity(ids.count); uz.reserveCapacity(ids.count)
-        for location in locations {
-            if let (x, y, z) = location?.unitVector {
-                ux.append(Float(x)); uy.append(Float(y)); uz.append(Float(z))
-            } else {
-                ux.append(.nan); uy.append(.nan); uz.append(.nan)
+                 numericValues: [NumericColumn], features: FeatureSource, columns: [FeatureColumn]) {
+        storage = Storage(source: source, ids: ids, rowByID: rowByID, names: names, locations: locations,
+                          textAttributeNames: textAttributeNames, textValues: textValues,
+                          numericAttributeNames: numericAttributeNames, numericValues: numericValues,
+                          features: features, columns: columns)
+    }
+
+
+    /// A catalog's values, shared by its copies.
+    private final class Storage: Sendable {
+        let ids: StringColumn
+        let names: StringColumn
+        let locations: [GeoPoint?]
+        let textAttributeNames: [String]
+        let textValues: [StringColumn]
+        let numericAttributeNames: [String]
+        let numericValues: [NumericColumn]
+        // The row-major features; nil when only the block index holds them (`init(…blocks:…)`).
+        let rowMajor: Matrix?
+        let derivedRowMajor: DerivedOnce<Matrix>
+        let featureRows: FeatureRows
+        let columns: [FeatureColumn]
+        let source: String
+        let groups: [String]
+        let groupOfColumn: [Int]
+        let rowByID: IDRows
+        let summaries: [ItemSummary]?
+        let eagerFeaturesByColumn: Matrix?
+        let lazyFeaturesByColumn: DerivedOnce<Matrix>
+        let derivedMedians: DerivedOnce<ColumnMedians>
+        let derivedFingerprint: DerivedOnce<String>
+        let unitX: [Float]
+        let unitY: [Float]
+        let unitZ: [Float]
+        let blockIndex: LinearBlockIndex?
+
+        init(source: String, ids: StringColumn, rowByID: IDRows, names: StringColumn, locations: [GeoPoint?],
+             textAttributeNames: [String], textValues: [StringColumn], numericAttributeNames: [String],
+             numericValues: [NumericColumn], features: FeatureSource, columns: [FeatureColumn]) {
+            self.source = source
+            self.ids = ids
+            self.rowByID = rowByID
+            self.names = names
+            self.locations = locations
+            var ux = [Float](), uy = [Float](), uz = [Float]()
+            ux.reserveCapacity(ids.count); uy.reserveCapacity(ids.count); uz.reserveCapacity(ids.count)
+            for location in locations {
+                if let (x, y, z) = location?.unitVector {
+                    ux.append(Float(x)); uy.append(Float(y)); uz.append(Float(z))
+                } else {
+                    ux.append(.nan); uy.append(.nan); uz.append(.nan)
+                }
             }
+            unitX = ux; unitY = uy; unitZ = uz
+            self.textAttributeNames = textAttributeNames
+            self.textValues = textValues
+            self.numericAttributeNames = numericAttributeNames
+            self.numericValues = numericValues
+            self.columns = columns
+            var groups: [String] = []
+            groupOfColumn = columns.map { column in
+                if let g = groups.firstIndex(of: column.group) { return g }
+                groups.append(column.group)
+                return groups.count - 1
+            }
+            self.groups = groups
+            switch features {
+            case .rows(let matrix):
+                rowMajor = matrix
+                featureRows = FeatureRows(matrix)
+                blockIndex = nil
+            case .blocks(let index):
+                rowMajor = nil
+                featureRows = FeatureRows(permuted: index.values, columns: columns.count, rowAtPosition: index.rowAtPosition)
+                blockIndex = index
+            }
+            derivedRowMajor = DerivedOnce()
+            eagerFeaturesByColumn = ids.count <= Catalog.eagerFeatureMajorLimit ? (rowMajor ?? featureRows.rowMajor()).transposed : nil
+            lazyFeaturesByColumn = DerivedOnce()
+            derivedMedians = DerivedOnce()
+            derivedFingerprint = DerivedOnce()
+            summaries = ids.count <= Catalog.eagerSummaryLimit
+                ? (0..<ids.count).map { Catalog.summary(row: $0, ids, names, locations, textAttributeNames, textValues,
+                                                     numericAttributeNames, numericValues) }
+                : nil
         }
-        unitX = ux; unitY = uy; unitZ = uz
-        self.textAttributeNames = textAttributeNames
-        self.textValues = textValues
-        self.numericAttributeNames = numericAttributeNames
-        self.numericValues = numericValues
-        self.columns = columns
-        var groups: [String] = []
-        groupOfColumn = columns.map { column in
-            if let g = groups.firstIndex(of: column.group) { return g }
-            groups.append(column.group)
-            return groups.count - 1
+
+        /// The same values with another block index or another store of the same features (the
+        /// derived values stay shared: they depend on the rows, which are the same).
+        init(_ other: Storage, blockIndex: LinearBlockIndex?, rowMajor: Matrix?, featureRows: FeatureRows) {
+            ids = other.ids
+            names = other.names
+            locations = other.locations
+            textAttributeNames = other.textAttributeNames
+            textValues = other.textValues
+            numericAttributeNames = other.numericAttributeNames
+            numericValues = other.numericValues
+            self.rowMajor = rowMajor
+            derivedRowMajor = DerivedOnce()
+            self.featureRows = featureRows
+            columns = other.columns
+            source = other.source
+            groups = other.groups
+            groupOfColumn = other.groupOfColumn
+            rowByID = other.rowByID
+            summaries = other.summaries
+            eagerFeaturesByColumn = other.eagerFeaturesByColumn
+            lazyFeaturesByColumn = other.lazyFeaturesByColumn
+            derivedMedians = other.derivedMedians
+            derivedFingerprint = other.derivedFingerprint
+            unitX = other.unitX
+            unitY = other.unitY
+            unitZ = other.unitZ
+            self.blockIndex = blockIndex
         }
-        self.groups = groups
-        self.features = features
-        eagerFeaturesByColumn = ids.count <= Self.eagerFeatureMajorLimit ? features.transposed : nil
-        lazyFeaturesByColumn = DerivedOnce()
-        derivedMedians = DerivedOnce()
-        derivedFingerprint = DerivedOnce()
-        summaries = ids.count <= Self.eagerSummaryLimit
-            ? (0..<ids.count).map { Self.summary(row: $0, ids, names, locations, textAttributeNames, textValues,
-                                                 numericAttributeNames, numericValues) }
-            : nil
     }
 
     /// Builds the summary of a row from the raw attributes.

@@ -265,15 +265,20 @@ public enum CatalogCache {
     /// `decode(_:path:key:source:)`, with the key the file was written with (nil when its
     /// version is another).
     ///
-    /// - Parameter checksumBesideFrom: From this many bytes on the checksum runs on another
-    ///   thread while the sections are read (below it, first: a small file's damaged byte is
-    ///   found without reading the sections).
+    /// - Parameters:
+    ///   - checksumBesideFrom: From this many bytes on the checksum runs on another thread
+    ///     while the sections are read (below it, first: a small file's damaged byte is found
+    ///     without reading the sections).
+    ///   - featuresOnceFrom: From this many items on, a file with a block index yields a
+    ///     catalog holding its features once, in block order (`featuresOnceFromItems`).
     static func decodeWithKey(_ data: Data, path: String, key: Key?, source: String,
-                              checksumBesideFrom: Int = checksumBesideDecodingFrom) throws(DataError) -> (lookup: Lookup, key: Key?) {
+                              checksumBesideFrom: Int = checksumBesideDecodingFrom,
+                              featuresOnceFrom: Int = featuresOnceFromItems) throws(DataError) -> (lookup: Lookup, key: Key?) {
         do {
             // Untyped here: the compiler (6.3) crashes on a typed-throws closure returning a tuple.
             return try data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws -> (lookup: Lookup, key: Key?) in
-                try decode(CacheReader(bytes: raw), path: path, key: key, source: source, checksumBesideFrom: checksumBesideFrom)
+                try decode(CacheReader(bytes: raw), path: path, key: key, source: source, checksumBesideFrom: checksumBesideFrom,
+                           featuresOnceFrom: featuresOnceFrom)
             }
         } catch let error as DataError {
             throw error
@@ -286,8 +291,15 @@ public enum CatalogCache {
     /// about 300,000 items; below, the checksum takes milliseconds).
     static let checksumBesideDecodingFrom = 1 << 26
 
+    /// From this many items on (past `Catalog.eagerFeatureMajorLimit`, where a catalog keeps
+    /// no feature-major copy), a catalog read with its block index holds its features once,
+    /// in block order (`Catalog.featureRows`): the row-major section is checksummed but not
+    /// copied, and `Catalog.features` is built from the blocks only if something asks for it.
+    /// At a million items of 22 features that is 88 MB less resident, and less to copy at start.
+    static let featuresOnceFromItems = Catalog.eagerFeatureMajorLimit + 1
+
     private static func decode(_ r: CacheReader, path: String, key wanted: Key?, source: String,
-                               checksumBesideFrom: Int) throws(DataError) -> (lookup: Lookup, key: Key?) {
+                               checksumBesideFrom: Int, featuresOnceFrom: Int = featuresOnceFromItems) throws(DataError) -> (lookup: Lookup, key: Key?) {
         func corrupt(_ detail: String, field: String? = nil) -> DataError {
             DataError(.invalidValue, source: path, field: field, detail: "catalog cache: \(detail)")
         }
@@ -318,14 +330,16 @@ public enum CatalogCache {
         let early = beside ? nil : XXH64.hash(shared.bytes)
         let checksumMismatch = corrupt("checksum mismatch (the file was changed or damaged after it was written); rebuild it with `swiperank catalog build`", field: "checksum")
         if let early, early != r.uint64(at: 16) { throw checksumMismatch }
-        let decoded = Result { () throws(DataError) -> Catalog in try decodeSections(r, path: path, source: source) }
+        let decoded = Result { () throws(DataError) -> Catalog in
+            try decodeSections(r, path: path, source: source, featuresOnceFrom: featuresOnceFrom)
+        }
         if let checksum, checksum.wait() != r.uint64(at: 16) { throw checksumMismatch }
         return (.hit(try decoded.get()), key)
     }
 
     /// The catalog in the sections after the fixed header of a file whose length matched; the
     /// checks guard against a forged file (a damaged one fails its checksum).
-    private static func decodeSections(_ r: CacheReader, path: String, source: String) throws(DataError) -> Catalog {
+    private static func decodeSections(_ r: CacheReader, path: String, source: String, featuresOnceFrom: Int) throws(DataError) -> Catalog {
         func corrupt(_ detail: String, field: String? = nil) -> DataError {
             DataError(.invalidValue, source: path, field: field, detail: "catalog cache: \(detail)")
         }
@@ -416,13 +430,23 @@ public enum CatalogCache {
                                           minima: r.floatArray(at: minima, count: b * d), maxima: r.floatArray(at: maxima, count: b * d))
         }
         guard at == size else { throw corrupt("\(size - at) bytes after the last section", field: "length") }
-        let features = Matrix(rows: n, columns: d, elements: r.floats(at: featureStart, count: n * d))
         do {
-            var catalog = try Catalog(source: source, ids: ids, names: names, locations: locations,
+            var catalog: Catalog
+            if let blockIndex, n >= featuresOnceFrom {
+                // The block features are the catalog's only copy (the row-major section is
+                // checksummed, not copied): a large catalog's features are held once.
+                catalog = try Catalog(source: source, ids: ids, names: names, locations: locations,
                                       textAttributeNames: header.textAttributes, textValues: textValues,
                                       numericAttributeNames: header.numericAttributes, numericValues: numericValues,
-                                      features: features, columns: columns)
-            catalog.blockIndex = blockIndex
+                                      blocks: blockIndex, columns: columns)
+            } else {
+                catalog = try Catalog(source: source, ids: ids, names: names, locations: locations,
+                                      textAttributeNames: header.textAttributes, textValues: textValues,
+                                      numericAttributeNames: header.numericAttributes, numericValues: numericValues,
+                                      features: Matrix(rows: n, columns: d, elements: r.floats(at: featureStart, count: n * d)),
+                                      columns: columns)
+                catalog.blockIndex = blockIndex
+            }
             catalog.adoptDerived(medians: medians, fingerprint: fingerprint)
             return catalog
         } catch {
@@ -478,6 +502,8 @@ public enum CatalogCache {
         // Built once, here: the cache stores the index and the engine uses this one as it is.
         if catalog.count >= layoutThreshold { catalog.blockIndex = LinearBlockIndex(features: catalog.features) }
         try write(catalog, key: key, to: cachePath)
+        // Served as the next start will read it: a large catalog's features held once.
+        if catalog.count >= featuresOnceFromItems { catalog = catalog.holdingFeaturesInBlocks() }
         return (catalog, .rebuilt(reason: reason), key)
     }
 

@@ -284,6 +284,7 @@ public struct ItemMatcher: Matcher {
         let ranked = values.indices.filter { values[$0] >= 0.05 }
             .sorted { values[$0] > values[$1] || (values[$0] == values[$1] && names[$0] < names[$1]) }
         var result: [String] = []
+        let features = catalog.featureRows
         for g in ranked where result.count < limit {
             if g >= catalog.groups.count {
                 if let p = student.preferredDistanceMiles, row < student.distances.count, !student.distances[row].isNaN,
@@ -294,7 +295,7 @@ public struct ItemMatcher: Matcher {
             }
             var best: Int?, bestValue: Float = 0
             for j in 0..<catalog.dimension where catalog.groupOfColumn[j] == g {
-                let c = weights.features[j] * catalog.features[row, j]
+                let c = weights.features[j] * features[row, j]
                 if c > bestValue { best = j; bestValue = c }
             }
             guard let j = best, let sentence = explanation(column: j, row: row) else { continue }
@@ -309,8 +310,8 @@ public struct ItemMatcher: Matcher {
         case .category:
             return "\(column.source): \(column.category ?? column.name)"
         case .value:
-            if let indicator = columnIndex["\(column.name)_missing"], catalog.features[row, indicator] == 1 { return nil }
-            let x = catalog.features[row, j], median = columnMedians[j]
+            if let indicator = columnIndex["\(column.name)_missing"], catalog.featureRows[row, indicator] == 1 { return nil }
+            let x = catalog.featureRows[row, j], median = columnMedians[j]
             // Above the mean (x > 0) but below the median, or the reverse: "than most" would
             // not hold on the side the contribution comes from.
             guard x != 0, x != median, (x > 0) == (x > median) else { return nil }
@@ -321,10 +322,10 @@ public struct ItemMatcher: Matcher {
             }
             return "\(x > 0 ? "Higher" : "Lower") \(column.name) than most"
         case .external:
-            return "\(catalog.features[row, j] > 0 ? "High" : "Low") \(column.name)"
+            return "\(catalog.featureRows[row, j] > 0 ? "High" : "Low") \(column.name)"
         case .flag:
             // Only a property the item has can be why it scored higher.
-            return catalog.features[row, j] == 1 ? column.category ?? column.name : nil
+            return catalog.featureRows[row, j] == 1 ? column.category ?? column.name : nil
         case .missingIndicator:
             return nil
         }

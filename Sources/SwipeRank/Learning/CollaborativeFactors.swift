@@ -244,11 +244,12 @@ public struct CollaborativeFactors: Sendable {
             throw invalid("item_ids", "\(unknown) of \(file.itemIDs.count) items are not in this catalog (\(catalog.source)): fitted on another catalog")
         }
         var fromFeatures = 0
+        let features = catalog.featureRows
         for row in 0..<n where !named[row] {
             fromFeatures += 1
             guard let embedding = file.featureEmbedding else { continue }
             for (c, e) in embedding.enumerated() {
-                let x = Double(catalog.features[row, c])
+                let x = Double(features[row, c])
                 if x != 0 { for j in 0..<f { raw[row * f + j] += x * e[j] } }
             }
         }

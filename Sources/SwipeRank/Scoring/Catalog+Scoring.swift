@@ -112,7 +112,8 @@ extension Catalog {
         // explanations start here, and the checked two-index subscript per column cost more
         // than the sums (the same products, summed in the same order).
         precondition(row >= 0 && row < count && weights.features.count >= dimension, "groupContributions: row \(row) of \(count)")
-        let x = features.elements, w = weights.features, group = groupOfColumn, base = row * dimension
+        let rows = featureRows, w = weights.features, group = groupOfColumn, base = rows.position(of: row) * dimension
+        let x = rows.stored.elements
         for j in 0..<dimension { result[group[j]] += w[j] * x[base + j] }
         if let terms {
             for k in 0..<terms.names.count { result[groups.count + k] = weights.terms[k] * terms[term: k, item: row] }
@@ -128,6 +129,6 @@ extension Catalog {
     /// - Returns: d values in column order.
     /// - Complexity: O(d).
     public func columnContributions(row: Int, weights: PreferenceWeights) -> [Float] {
-        (0..<dimension).map { weights.features[$0] * features[row, $0] }
+        (0..<dimension).map { weights.features[$0] * featureRows[row, $0] }
     }
 }

@@ -114,7 +114,7 @@ extension Matcher {
     /// - Returns: The scale.
     /// - Complexity: O(sample × D), sample ≤ `GradeScale.sampleLimit`.
     public func gradeScale(student: Student, weights: PreferenceWeights, itemOffset: ((Int) -> Double)? = nil) -> GradeScale {
-        let features = catalog.features, terms = student.terms  // generic getters, read once
+        let features = catalog.featureRows, terms = student.terms  // generic getters, read once
         let d = catalog.dimension, k = min(weights.terms.count, terms.names.count)
         let calibration = calibration
         let scores = GradeScale.sampleRows(catalogCount: catalog.count).map { row -> Double in

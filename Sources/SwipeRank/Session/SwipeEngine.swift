@@ -473,7 +473,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// - Returns: The row's raw score.
     /// - Complexity: O(d + k).
     func rawScore(row: Int, weights: PreferenceWeights, student: M.Student) -> Float {
-        var s = LinearBlockIndex.dot(matcher.catalog.features, row: row, weights.features)
+        var s = matcher.catalog.featureRows.dot(row: row, weights.features)
         let terms = student.terms
         for k in terms.names.indices where weights.terms[k] != 0 {
             // `RelativeTerms.addWeighted`'s operations: scale × the stored unit count, added.
@@ -583,7 +583,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         precondition(row >= 0 && row < catalog.count, "combinedVector: row \(row) is not in the catalog")
         let terms = student.terms  // once: a generic getter, unspecialized outside this module
         var z = [Double](repeating: 0, count: catalog.dimension + terms.names.count)
-        for j in 0..<catalog.dimension { z[j] = Double(catalog.features[row, j]) }
+        for j in 0..<catalog.dimension { z[j] = Double(catalog.featureRows[row, j]) }
         for k in 0..<terms.names.count { z[catalog.dimension + k] = Double(terms[term: k, item: row]) }
         return z
     }
@@ -598,7 +598,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         // generic struct's field, both unspecialized when the matcher lives in another module.
         let terms = student.terms, studentBias = configuration.studentBias
         let d = catalog.dimension, k = terms.names.count, dimension = modelDimension
-        var vectors = catalog.features.rowsAsDouble(rows, stride: dimension)
+        var vectors = catalog.featureRows.rowsAsDouble(rows, stride: dimension)
         for (i, row) in rows.enumerated() {
             let base = i * dimension + d
             for t in 0..<k { vectors[base + t] = Double(terms[term: t, item: row]) }
