@@ -583,7 +583,8 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         precondition(row >= 0 && row < catalog.count, "combinedVector: row \(row) is not in the catalog")
         let terms = student.terms  // once: a generic getter, unspecialized outside this module
         var z = [Double](repeating: 0, count: catalog.dimension + terms.names.count)
-        for j in 0..<catalog.dimension { z[j] = Double(catalog.featureRows[row, j]) }
+        let features = catalog.featureRows
+        for j in 0..<catalog.dimension { z[j] = Double(features[row, j]) }
         for k in 0..<terms.names.count { z[catalog.dimension + k] = Double(terms[term: k, item: row]) }
         return z
     }
