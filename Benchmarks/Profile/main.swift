@@ -3,8 +3,9 @@
 // shipped catalog; with a second argument `restore`, 100 restores of a snapshot taken after 40
 // swipes; with `swipes`, 2,000 stable-phase swipes after 31 (the forgetting refactorization on
 // every one), printing their median time; with `factors`, the decks of RankingBenchmarks' f = 32
-// collaborative model; with `grades` or `bands`, a deck's grade-scale order statistics or band
-// selection alone on 2,000 seeded inputs (median µs). The default run prints the cards served, an
+// collaborative model (REPEAT=n runs its session n times, for a profiler); with `grades` or
+// `bands`, a deck's grade-scale order statistics or band selection alone on 2,000 seeded inputs
+// (median µs). The default run prints the cards served, an
 // FNV-1a digest of every card and propensity (a speed change that must serve the same bytes keeps
 // it), and the median and 10th-percentile time of a batch in µs (wall clock: compare builds by
 // interleaving runs).
@@ -121,20 +122,20 @@ if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "factors" {
     // REPEAT runs the same session again from the start (for a profiler's sample count); the
     // digest covers the first run only, the times every run.
     for run in 0..<max(1, Int(ProcessInfo.processInfo.environment["REPEAT"] ?? "") ?? 1) {
-    var session = try factorEngine.session(studentID: "b", profile: student, seed: 1)
-    _ = session.recommendations(count: 1)
-    for _ in 0..<min(200, Int(ProcessInfo.processInfo.environment["ROUNDS"] ?? "") ?? 100) {
-        let last = session.served.last!
-        _ = try session.recordSwipe(Swipe(swipeID: "\(last.position)", cardID: last.cardID, action: .like, timestamp: Int64(last.position)))
-        let t0 = clock.now
-        let cards = session.recommendations(count: 10).recommendations
-        let t = clock.now - t0
-        times.append(Double(t.components.attoseconds) / 1e12 + Double(t.components.seconds) * 1e6)
-        if cards.isEmpty { break }
-        if run == 0 {
-            for c in cards { for b in "\(c.item.id)|\(c.matchScore.bitPattern)|\(c.explanations)|\(c.grade)".utf8 { digest = (digest ^ UInt64(b)) &* 0x100000001b3 } }
+        var session = try factorEngine.session(studentID: "b", profile: student, seed: 1)
+        _ = session.recommendations(count: 1)
+        for _ in 0..<min(200, Int(ProcessInfo.processInfo.environment["ROUNDS"] ?? "") ?? 100) {
+            let last = session.served.last!
+            _ = try session.recordSwipe(Swipe(swipeID: "\(last.position)", cardID: last.cardID, action: .like, timestamp: Int64(last.position)))
+            let t0 = clock.now
+            let cards = session.recommendations(count: 10).recommendations
+            let t = clock.now - t0
+            times.append(Double(t.components.attoseconds) / 1e12 + Double(t.components.seconds) * 1e6)
+            if cards.isEmpty { break }
+            if run == 0 {
+                for c in cards { for b in "\(c.item.id)|\(c.matchScore.bitPattern)|\(c.explanations)|\(c.grade)".utf8 { digest = (digest ^ UInt64(b)) &* 0x100000001b3 } }
+            }
         }
-    }
     }
     times.sort()
     print("factors f=32:", String(digest, radix: 16), "p50 µs", times[times.count / 2], "p10", times[times.count / 10])
