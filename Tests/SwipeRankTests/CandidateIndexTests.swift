@@ -133,7 +133,10 @@ struct CandidateIndexTests {
             return
         }
         #expect(!once.featureRows.isRowOrder)
-        #expect(once.featureRows.stored.elements == ContiguousArray(once.blockIndex!.values))  // the blocks' values, not a copy of the rows
+        // The blocks' values themselves (one buffer), not a copy of them or of the rows.
+        let index = try #require(once.blockIndex)
+        #expect(once.featureRows.stored.elements == ContiguousArray(index.values))
+        #expect(once.featureRows.stored.withUnsafeBufferPointer { $0.baseAddress } == index.values.withUnsafeBufferPointer { $0.baseAddress })
         #expect(once.fingerprint == Self.catalog.fingerprint)
         // Every card, swipe and score reads rows through the positions: the same decks and
         // learning as the row-major catalog's full scan, with a population prior and with factors.
