@@ -72,4 +72,37 @@ struct SelectionTests {
             #expect(zip(got, reference).allSatisfy { $0.bitPattern == $1.bitPattern }, "trial \(trial)")
         }
     }
+
+    @Test("through bins and through partitions, each path alone equals a best-first sort: smooth, tied, one far outlier, ulp-narrow and subnormal values (400 seeded arrays)")
+    func descendingRanksByBinsAndPartitions() {
+        var rng = SplitMix64(seed: 15)
+        for trial in 0..<400 {
+            let m = Int(rng.next() % 3_000) + 1
+            let values: [Double]
+            switch trial % 5 {
+            case 0: values = (0..<m).map { _ in Double.random(in: -2...2, using: &rng) * Double.random(in: 0...1, using: &rng) }
+            case 1: values = (0..<m).map { _ in rng.next() % 4 == 0 ? -0.0 : Double(rng.next() % 6) * 0.5 }  // ties, signed zeros
+            case 2: values = (0..<m).map { $0 == m / 3 ? -1e300 : Double.random(in: 0...1, using: &rng) }  // one bin holds the rest
+            case 3: values = (0..<m).map { _ in 1e9 + Double(rng.next() % 50) * (1e9 as Double).ulp }
+            default: values = (0..<m).map { _ in Double(rng.next() % 9) * Double.leastNonzeroMagnitude }
+            }
+            let sorted = values.sorted(by: >)
+            let ranks = (0..<Int(rng.next() % 5) + 1).map { _ in Int(rng.next() % UInt64(m)) }.sorted()
+            let expected = ranks.map { sorted[$0] }
+            let binned = valuesAtDescendingRanksByBins(ranks, of: values)
+            // Subnormal gaps overflow the scale: bins decline them (the partitions answer).
+            if trial % 5 == 4 && Set(values).count > 1 {
+                #expect(binned == nil, "trial \(trial): subnormal gaps decline")
+            } else {
+                #expect(binned == expected, "trial \(trial) m \(m) ranks \(ranks): bins")
+            }
+            #expect(valuesAtDescendingRanksByPartitions(ranks, of: values) == expected, "trial \(trial): partitions")
+        }
+        // What bins decline: an infinity, a NaN anywhere, and a width past the greatest finite value.
+        #expect(valuesAtDescendingRanksByBins([0], of: [1, .infinity]) == nil)
+        #expect(valuesAtDescendingRanksByBins([0], of: [1, 2, .nan]) == nil && valuesAtDescendingRanksByBins([0], of: [.nan, 1, 2]) == nil)
+        #expect(valuesAtDescendingRanksByBins([1], of: [-.greatestFiniteMagnitude, .greatestFiniteMagnitude]) == nil)
+        #expect(valuesAtDescendingRanksByBins([0, 1], of: [3, 3]) == [3, 3])
+        #expect(valuesAtDescendingRanksByBins([], of: [3, 1]) == [])
+    }
 }
