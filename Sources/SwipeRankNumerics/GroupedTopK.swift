@@ -14,9 +14,9 @@
 /// How: through bins of the score (`selectByBins`): a count per group and bin bounds each
 /// group's k-th best, and only the rows above that bound are kept, selected and sorted. When
 /// the scores cannot be binned (a sample with one distinct finite value) or crowd into one
-/// bin on a large catalog, rows are read in chunks of 4,096 instead; each row's key (`key(score:row:)`: score and row in
-/// one integer) goes to its group's region of a buffer, rows left out (and NaN scores) to a
-/// region of their own, so the pass does not branch on the row's group; a region that could
+/// bin on a large catalog, rows are read in chunks of 4,096 instead; each row's key
+/// (`key(score:row:)`: score and row in one integer) goes to its group's region of a buffer,
+/// rows left out (and NaN scores) to a region of their own, so the pass does not branch on the row's group; a region that could
 /// overflow with the next chunk first keeps only its best k keys (a branch-free partition
 /// selection, `branchFreeSelectDescending`), and at the end each group's best k are selected
 /// the same way and only those are sorted. Scratch is O(groups × (k + 4,096)) whatever the
