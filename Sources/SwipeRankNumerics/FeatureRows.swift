@@ -4,22 +4,31 @@
 /// Why: a catalog large enough for the candidate index keeps its features in block order for
 /// the index's scans; what reads single rows (a card's explanations, a swipe's learning, a
 /// score) reads them there through `position(of:)`, so the process holds one copy of the
-/// features instead of two (at a million items of 22 features, 88 MB).
+/// features instead of two (at a million items of 22 features, 88 MB) — and none of its own
+/// when the index reads them from a cache file's mapping (`FloatValues`).
 ///
 ///     let rows = FeatureRows(permuted: index.values, columns: d, rowAtPosition: index.rowAtPosition)
 ///     rows[row, j] == features[row, j]   // for every row and column
 public struct FeatureRows: Sendable {
-    /// The stored rows: row `r` of the features is stored row `position(of: r)`.
-    public let stored: Matrix
-    // Each row's position in `stored`; nil when stored in row order.
+    // Row order: the matrix itself. Another order: the values by position (shared with the
+    // index that scans them) and each row's position.
+    private let matrix: Matrix?
+    private let permuted: FloatValues?
     private let positionOfRow: [Int32]?
+    /// The number of rows.
+    public let rows: Int
+    /// The number of feature columns.
+    public let columns: Int
 
     /// Rows stored in row order.
     ///
     /// - Parameter matrix: The features, row-major.
     public init(_ matrix: Matrix) {
-        stored = matrix
+        self.matrix = matrix
+        permuted = nil
         positionOfRow = nil
+        rows = matrix.rows
+        columns = matrix.columns
     }
 
     /// Rows stored in another order.
@@ -30,26 +39,25 @@ public struct FeatureRows: Sendable {
     ///   - rowAtPosition: The row stored at each position: a permutation of 0..<count (checked).
     /// - Complexity: O(N): the inverse permutation (4 bytes per row); the values are shared, not
     ///   copied.
-    public init(permuted values: [Float], columns: Int, rowAtPosition: [Int32]) {
+    public init(permuted values: FloatValues, columns: Int, rowAtPosition: [Int32]) {
         let n = rowAtPosition.count
-        precondition(values.count == n * columns, "FeatureRows: \(values.count) values for \(n) rows of \(columns)")
+        precondition(columns >= 0 && values.count == n * columns, "FeatureRows: \(values.count) values for \(n) rows of \(columns)")
         var position = [Int32](repeating: -1, count: n)
         for (p, row) in rowAtPosition.enumerated() {
             precondition(row >= 0 && Int(row) < n && position[Int(row)] < 0, "FeatureRows: the positions are not a permutation")
             position[Int(row)] = Int32(truncatingIfNeeded: p)
         }
-        stored = Matrix(rows: n, columns: columns, elements: values)
+        matrix = nil
+        permuted = values
         positionOfRow = position
+        rows = n
+        self.columns = columns
     }
 
-    /// The number of rows.
-    public var rows: Int { stored.rows }
-    /// The number of feature columns.
-    public var columns: Int { stored.columns }
     /// Whether the rows are stored in row order.
     public var isRowOrder: Bool { positionOfRow == nil }
 
-    /// Where row `row` is stored in `stored`.
+    /// Where row `row` is stored (the row itself in row order).
     ///
     /// - Complexity: O(1).
     @inline(__always)
@@ -59,7 +67,21 @@ public struct FeatureRows: Sendable {
     }
 
     /// One feature of one row.
-    public subscript(row: Int, column: Int) -> Float { stored[position(of: row), column] }
+    public subscript(row: Int, column: Int) -> Float {
+        if let matrix { return matrix[row, column] }
+        precondition(column >= 0 && column < columns, "FeatureRows: column \(column) out of 0..<\(columns)")
+        return permuted.unsafelyUnwrapped[position(of: row) &* columns &+ column]
+    }
+
+    /// Calls `body` with the stored values, row-major by position (row `r` starts at
+    /// `position(of: r) × columns`); the pointer is valid only inside `body`.
+    ///
+    /// - Parameter body: Reads the values.
+    /// - Returns: What `body` returns.
+    public func withUnsafeStoredValues<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R {
+        if let matrix { return try matrix.withUnsafeBufferPointer(body) }
+        return try permuted.unsafelyUnwrapped.withUnsafeBufferPointer(body)
+    }
 
     /// `weights · row`, the zero weights skipped: bit-identical to `LinearBlockIndex.dot` on
     /// the row-major matrix and to the index's scan.
@@ -67,7 +89,40 @@ public struct FeatureRows: Sendable {
     /// - Complexity: O(d).
     public func dot(row: Int, _ weights: [Float]) -> Float {
         precondition(row >= 0 && row < rows, "dot: row \(row) is not in the matrix")
-        return LinearBlockIndex.dot(stored, row: position(of: row), weights)
+        if let matrix { return LinearBlockIndex.dot(matrix, row: row, weights) }
+        precondition(weights.count == columns, "dot: \(weights.count) weights for \(columns) columns")
+        let base = position(of: row) &* columns
+        return withUnsafeStoredValues { x in
+            weights.withUnsafeBufferPointer { w in
+                var sum: Float = 0
+                for j in 0..<w.count where w[j] != 0 { sum = sum + w[j] * x[base + j] }
+                return sum
+            }
+        }
+    }
+
+    /// Adds `weights[j] × row[j]` to `sums[bins[j]]` for each column j in order: a row's
+    /// contribution per group of columns (a card's explanations), the same additions in the
+    /// same order as a loop over the row-major matrix.
+    ///
+    /// - Parameters:
+    ///   - row: The row.
+    ///   - weights: At least `columns` weights.
+    ///   - bins: For each column, an index into `sums`.
+    ///   - sums: The sums added to.
+    /// - Complexity: O(d).
+    public func addWeightedRow(_ row: Int, weights: [Float], toBins bins: [Int], of sums: inout [Float]) {
+        precondition(row >= 0 && row < rows && weights.count >= columns && bins.count >= columns, "addWeightedRow: row \(row) of \(rows)")
+        let base = position(of: row) &* columns, d = columns
+        withUnsafeStoredValues { x in
+            sums.withUnsafeMutableBufferPointer { sums in
+                for j in 0..<d {
+                    let bin = bins[j]
+                    precondition(bin >= 0 && bin < sums.count, "addWeightedRow: bin \(bin) of \(sums.count)")
+                    sums[bin] += weights[j] * x[base &+ j]
+                }
+            }
+        }
     }
 
     /// Rows as `Double`, each padded with zeros to `stride`, in the order asked
@@ -75,22 +130,34 @@ public struct FeatureRows: Sendable {
     ///
     /// - Complexity: O(rows.count × stride).
     public func rowsAsDouble(_ rows: [Int], stride: Int) -> [Double] {
-        guard let positionOfRow else { return stored.rowsAsDouble(rows, stride: stride) }
+        if let matrix { return matrix.rowsAsDouble(rows, stride: stride) }
+        precondition(stride >= columns, "rowsAsDouble: a stride of \(stride) is shorter than a row (\(columns))")
         for row in rows { precondition(row >= 0 && row < self.rows, "rowsAsDouble: row \(row) is not in the matrix") }
-        return stored.rowsAsDouble(rows.map { Int(positionOfRow[$0]) }, stride: stride)
+        let n = columns
+        // Every entry is written once: no zeroing first (as `Matrix.rowsAsDouble`).
+        return [Double](unsafeUninitializedCapacity: rows.count * stride) { target, count in
+            withUnsafeStoredValues { source in
+                for (i, row) in rows.enumerated() {
+                    let from = position(of: row) &* n, to = i &* stride
+                    for j in 0..<n { target.initializeElement(at: to &+ j, to: Double(source[from &+ j])) }
+                    for j in n..<stride { target.initializeElement(at: to &+ j, to: 0) }
+                }
+            }
+            count = rows.count * stride
+        }
     }
 
-    /// The features in row order: `stored` itself, or a copy gathered from the positions.
+    /// The features in row order: the matrix itself, or a copy gathered from the positions.
     ///
     /// - Complexity: O(1) in row order, else O(N × d).
     public func rowMajor() -> Matrix {
-        guard let positionOfRow else { return stored }
+        if let matrix { return matrix }
         let d = columns, n = rows
         var result = Matrix(rows: n, columns: d)
         result.withUnsafeMutableBufferPointer { target in
-            stored.withUnsafeBufferPointer { source in
+            withUnsafeStoredValues { source in
                 for row in 0..<n {
-                    let from = Int(positionOfRow[row]) &* d, to = row &* d
+                    let from = position(of: row) &* d, to = row &* d
                     for j in 0..<d { target[to &+ j] = source[from &+ j] }
                 }
             }

@@ -31,8 +31,9 @@ public struct LinearBlockIndex: Sendable {
     /// The row at each position; block b holds the positions `blockStarts[b] ..< blockStarts[b + 1]`.
     public let rowAtPosition: [Int32]
     let blockStarts: [Int]
-    /// The features in position order, row-major.
-    package let values: [Float]
+    /// The features in position order, row-major (read in place from a cache file's mapping
+    /// when the index came from one).
+    package let values: FloatValues
     /// Per block, per column (blocks × dimension).
     package let minima: [Float]
     package let maxima: [Float]
@@ -158,7 +159,7 @@ public struct LinearBlockIndex: Sendable {
     ///   - values: rows × `dimension` features by position.
     ///   - minima: blocks × `dimension` per-block minima.
     ///   - maxima: blocks × `dimension` per-block maxima.
-    package init(checkedLayout layout: Layout, dimension: Int, values: [Float], minima: [Float], maxima: [Float]) {
+    package init(checkedLayout layout: Layout, dimension: Int, values: FloatValues, minima: [Float], maxima: [Float]) {
         let n = layout.rowAtPosition.count, blocks = layout.blockStarts.count - 1
         precondition(values.count == n * dimension && minima.count == blocks * dimension && maxima.count == blocks * dimension,
                      "LinearBlockIndex: parts of different sizes")
@@ -179,11 +180,10 @@ public struct LinearBlockIndex: Sendable {
         blockStarts = starts
         rowAtPosition = order
         let blocks = starts.count - 1
-        var values = [Float](repeating: 0, count: n * d)
         var minima = [Float](repeating: .infinity, count: blocks * d)
         var maxima = [Float](repeating: -.infinity, count: blocks * d)
-        features.withUnsafeBufferPointer { x in
-            values.withUnsafeMutableBufferPointer { values in
+        let values = features.withUnsafeBufferPointer { x in
+            FloatValues(count: n * d) { values in
                 minima.withUnsafeMutableBufferPointer { minima in
                     maxima.withUnsafeMutableBufferPointer { maxima in
                         let gather = BlockGather(x: x, d: d, order: order, starts: starts, values: values, minima: minima, maxima: maxima)

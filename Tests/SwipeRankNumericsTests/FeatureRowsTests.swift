@@ -16,11 +16,14 @@ struct FeatureRowsTests {
             for r in 0..<n { for j in 0..<d { x[r, j] = Float.random(in: -3...3, using: &rng) } }
             let rowAtPosition = (0..<n).map { Int32($0) }.shuffled(using: &rng)
             let values = rowAtPosition.flatMap { x.row(Int($0)) }
-            let rows = FeatureRows(permuted: values, columns: d, rowAtPosition: rowAtPosition)
+            let rows = FeatureRows(permuted: FloatValues(values), columns: d, rowAtPosition: rowAtPosition)
             let plain = FeatureRows(x)
             #expect(!rows.isRowOrder && plain.isRowOrder)
             #expect(rows.rows == n && rows.columns == d)
             #expect(rows.rowMajor() == x && plain.rowMajor() == x)
+            // The stored values: by position for the permuted store, the matrix for the other.
+            #expect(rows.withUnsafeStoredValues { Array($0) } == values)
+            #expect(plain.withUnsafeStoredValues { Array($0) } == Array(x.elements))
             for r in 0..<n {
                 #expect(Int(rowAtPosition[rows.position(of: r)]) == r)
                 #expect((0..<d).allSatisfy { rows[r, $0] == x[r, $0] && plain[r, $0] == x[r, $0] })
@@ -35,5 +38,42 @@ struct FeatureRowsTests {
             #expect(rows.rowsAsDouble(asked, stride: stride) == x.rowsAsDouble(asked, stride: stride))
             #expect(plain.rowsAsDouble(asked, stride: stride) == x.rowsAsDouble(asked, stride: stride))
         }
+    }
+
+    @Test("FloatValues: owned copies, values built in place, and values borrowed from memory another object keeps")
+    func floatValues() {
+        var rng = SplitMix64(seed: 12)
+        for n in [0, 1, 7, 1_000] {
+            let source = (0..<n).map { _ in Float.random(in: -5...5, using: &rng) }
+            let owned = FloatValues(source)
+            #expect(Array(owned) == source && owned.count == n && !owned.isBorrowed)
+            let built = FloatValues(count: n) { target in for i in target.indices { target[i] = Float(i) } }
+            #expect(Array(built) == (0..<n).map(Float.init))
+            // Borrowed: reads the owner's memory itself (a mapping in serving), and keeps the
+            // owner alive as long as any copy of the values.
+            var borrowed: FloatValues? = nil
+            weak var released: Holder?
+            do {
+                let holder = Holder(source)
+                released = holder
+                borrowed = FloatValues(unsafeStart: UnsafeRawPointer(holder.buffer.baseAddress!), count: n, owner: holder)
+            }
+            #expect(released != nil)
+            let values = try! #require(borrowed)
+            #expect(values.isBorrowed && Array(values) == source)
+            #expect(values.withUnsafeBufferPointer { $0.baseAddress } == UnsafePointer(released?.buffer.baseAddress))
+            borrowed = nil
+            withExtendedLifetime(values) { #expect(released != nil) }
+        }
+    }
+
+    /// Memory owned elsewhere, as a file mapping is.
+    final class Holder {
+        let buffer: UnsafeMutableBufferPointer<Float>
+        init(_ values: [Float]) {
+            buffer = .allocate(capacity: max(values.count, 1))
+            _ = buffer.initialize(from: values + (values.isEmpty ? [0] : []))
+        }
+        deinit { buffer.deallocate() }
     }
 }

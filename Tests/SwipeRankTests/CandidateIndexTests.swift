@@ -135,8 +135,9 @@ struct CandidateIndexTests {
         #expect(!once.featureRows.isRowOrder)
         // The blocks' values themselves (one buffer), not a copy of them or of the rows.
         let index = try #require(once.blockIndex)
-        #expect(once.featureRows.stored.elements == ContiguousArray(index.values))
-        #expect(once.featureRows.stored.withUnsafeBufferPointer { $0.baseAddress } == index.values.withUnsafeBufferPointer { $0.baseAddress })
+        #expect(once.featureRows.withUnsafeStoredValues { Array($0) } == Array(index.values))
+        #expect(once.featureRows.withUnsafeStoredValues { $0.baseAddress } == index.values.withUnsafeBufferPointer { $0.baseAddress })
+        #expect(!index.values.isBorrowed)  // decoded from bytes in memory: copied
         #expect(once.fingerprint == Self.catalog.fingerprint)
         // Every card, swipe and score reads rows through the positions: the same decks and
         // learning as the row-major catalog's full scan, with a population prior and with factors.
@@ -149,6 +150,33 @@ struct CandidateIndexTests {
         }
         // The row-major matrix, built when asked, equals the rows'.
         #expect(once.features == Self.catalog.features)
+    }
+
+    @Test("a cache file read in place: the block features are the file's mapping, and the decks are the full scan's")
+    func featuresMapped() throws {
+        let key = CatalogCache.Key(csvSize: 1, csvHash: 2, schemaDigest: 3)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("mapped-\(UUID().uuidString).cache").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(try CatalogCache.encode(Self.catalog, key: key)).write(to: URL(fileURLWithPath: path))
+        guard case let .hit(mapped) = try CatalogCache.readWithKey(path, key: key, source: Self.catalog.source, featuresOnceFrom: 0).lookup,
+              case let .hit(copied) = try CatalogCache.readWithKey(path, key: key, source: Self.catalog.source, featuresOnceFrom: .max).lookup else {
+            Issue.record("stale")
+            return
+        }
+        let index = try #require(mapped.blockIndex)
+        #expect(index.values.isBorrowed && !mapped.featureRows.isRowOrder)
+        #expect(try #require(copied.blockIndex).values.isBorrowed == false && copied.featureRows.isRowOrder)
+        #expect(mapped.featureRows.withUnsafeStoredValues { $0.baseAddress } == index.values.withUnsafeBufferPointer { $0.baseAddress })
+        #expect(Array(index.values) == Array(LinearBlockIndex(features: Self.catalog.features).values))
+        // The file may go (a rebuilt cache replaces it by a rename): the mapping keeps the bytes.
+        try FileManager.default.removeItem(atPath: path)
+        #expect(mapped.features == Self.catalog.features && mapped.fingerprint == Self.catalog.fingerprint)
+        let (_, scan) = Self.engines(population: false, factors: false)
+        let indexed = SwipeEngine(matcher: ItemMatcher(catalog: mapped, regionAttribute: "neighborhood"))
+        for (i, home) in Self.homes(2, seed: 13).enumerated() {
+            try Self.compare((indexed, scan), profile: ItemProfile(home: home, maxDistanceMiles: [25.0, 60][i], preferences: ["price_level": -0.5]),
+                             seed: UInt64(60 + i), rounds: 5)
+        }
     }
 
     @Test("students without a home, and with mixing off: identical decks")

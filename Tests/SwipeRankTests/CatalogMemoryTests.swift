@@ -230,7 +230,7 @@ struct CatalogMemoryTests {
         var reindexed = once
         reindexed.blockLayout = LinearBlockIndex(features: catalog.features, blockSize: 32).layout
         #expect(reindexed.featureRows.isRowOrder && reindexed.features == catalog.features)
-        #expect(reindexed.blockIndex?.values == LinearBlockIndex(features: catalog.features, blockSize: 32).values)
+        #expect(reindexed.blockIndex.map { Array($0.values) } == Array(LinearBlockIndex(features: catalog.features, blockSize: 32).values))
     }
 
     /// The fingerprint as first defined: FNV-1a 64 over the count's 8 bytes, each id's UTF-8

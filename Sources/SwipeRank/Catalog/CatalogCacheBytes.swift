@@ -1,4 +1,5 @@
 import Foundation
+import SwipeRankNumerics
 
 // The catalog cache's raw-byte code: the checksum and the little-endian reads and writes of
 // its sections. The only unsafe pointer code of the cache; everything above works on arrays.
@@ -92,6 +93,10 @@ struct CacheWriter {
     mutating func append(_ values: [Float]) {
         values.withUnsafeBytes { bytes.append(contentsOf: $0) }
     }
+    /// Float32 values, as stored.
+    mutating func append(_ values: FloatValues) {
+        values.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeRawBufferPointer($0)) }
+    }
     /// Int32 values, as stored (little-endian).
     mutating func append(_ values: [Int32]) {
         values.withUnsafeBytes { bytes.append(contentsOf: $0) }
@@ -128,6 +133,17 @@ struct CacheReader {
             copy(at: offset, into: UnsafeMutableRawBufferPointer(target))
             initialized = count
         }
+    }
+    /// `count` Float32 values from `offset`, read in place from the mapped file when `inPlace`
+    /// and there is one (the values keep the mapping alive; its pages count as page cache, not as the
+    /// process's own memory, and are read from the file again if the kernel dropped them),
+    /// else copied.
+    func floatValues(at offset: Int, count: Int, inPlace: Bool) -> FloatValues {
+        if inPlace, let mapping, let base = bytes.baseAddress, count > 0 {
+            precondition(offset >= 0 && count <= (bytes.count - offset) / 4, "floatValues: past the end of the mapping")
+            return FloatValues(unsafeStart: base + offset, count: count, owner: mapping)
+        }
+        return FloatValues(count: count) { copy(at: offset, into: UnsafeMutableRawBufferPointer($0)) }
     }
     /// Fills `target` with the bytes from `offset` (values stored as this platform keeps them:
     /// little-endian, so a section is one copy).

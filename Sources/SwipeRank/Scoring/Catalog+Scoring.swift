@@ -108,13 +108,11 @@ extension Catalog {
     /// - Complexity: O(d + k).
     public func groupContributions(row: Int, weights: PreferenceWeights, terms: RelativeTerms?) -> [Float] {
         var result = [Float](repeating: 0, count: groups.count + (terms?.names.count ?? 0))
-        // The row read from the matrix's storage and the arrays held as locals: every card's
-        // explanations start here, and the checked two-index subscript per column cost more
-        // than the sums (the same products, summed in the same order).
+        // The row read where it is stored, in one pass: every card's explanations start here,
+        // and the checked two-index subscript per column cost more than the sums (the same
+        // products, summed in the same order).
         precondition(row >= 0 && row < count && weights.features.count >= dimension, "groupContributions: row \(row) of \(count)")
-        let rows = featureRows, w = weights.features, group = groupOfColumn, base = rows.position(of: row) * dimension
-        let x = rows.stored.elements
-        for j in 0..<dimension { result[group[j]] += w[j] * x[base + j] }
+        featureRows.addWeightedRow(row, weights: weights.features, toBins: groupOfColumn, of: &result)
         if let terms {
             for k in 0..<terms.names.count { result[groups.count + k] = weights.terms[k] * terms[term: k, item: row] }
         }
