@@ -165,12 +165,25 @@ struct CandidateIndexTests {
         }
         let index = try #require(mapped.blockIndex)
         #expect(index.values.isBorrowed && !mapped.featureRows.isRowOrder)
+        // The text, numbers and locations are read in place too, and equal the catalog's.
+        #expect(mapped.ids.utf8.isBorrowed && mapped.names.utf8.isBorrowed && mapped.locations.coordinates.isBorrowed)
+        #expect(mapped.textValues.allSatisfy { $0.utf8.isBorrowed } && mapped.numericValues.allSatisfy { $0.storage.isBorrowed })
+        #expect(!copied.ids.utf8.isBorrowed && !copied.locations.coordinates.isBorrowed)
+        #expect(mapped.ids == Self.catalog.ids && mapped.names == Self.catalog.names && mapped.locations == Self.catalog.locations)
+        #expect(mapped.textValues == Self.catalog.textValues && mapped.numericValues == Self.catalog.numericValues)
+        #expect(Self.catalog.ids.indices.allSatisfy { mapped.row(of: Self.catalog.ids[$0]) == $0 })
         #expect(try #require(copied.blockIndex).values.isBorrowed == false && copied.featureRows.isRowOrder)
         #expect(mapped.featureRows.withUnsafeStoredValues { $0.baseAddress } == index.values.withUnsafeBufferPointer { $0.baseAddress })
         #expect(Array(index.values) == Array(LinearBlockIndex(features: Self.catalog.features).values))
+        #expect(mapped.readsMappedFile && !copied.readsMappedFile)
         // The file may go (a rebuilt cache replaces it by a rename): the mapping keeps the bytes.
+        // Released pages come back from the file when read again: the same values.
         try FileManager.default.removeItem(atPath: path)
+        mapped.releaseMappedPages()
+        copied.releaseMappedPages()  // nothing mapped: nothing to do
         #expect(mapped.features == Self.catalog.features && mapped.fingerprint == Self.catalog.fingerprint)
+        #expect(mapped.ids == Self.catalog.ids && mapped.locations == Self.catalog.locations && copied.features == Self.catalog.features)
+        mapped.releaseMappedPages()
         let (_, scan) = Self.engines(population: false, factors: false)
         let indexed = SwipeEngine(matcher: ItemMatcher(catalog: mapped, regionAttribute: "neighborhood"))
         for (i, home) in Self.homes(2, seed: 13).enumerated() {
@@ -236,7 +249,7 @@ struct CandidateIndexTests {
                 default: return try GeoPoint(latitude: Double(rng.next() % 180_001) / 1000 - 90, longitude: Double(rng.next() % 360_001) / 1000 - 180)
                 }
             }
-            let grid = GeoGrid(locations: locations)
+            let grid = GeoGrid(locations: LocationColumn(locations))
             var keyed: [(cell: Int, row: Int)] = []
             for (row, location) in locations.enumerated() {
                 guard let location else { continue }

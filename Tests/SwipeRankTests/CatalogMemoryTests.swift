@@ -73,7 +73,7 @@ struct CatalogMemoryTests {
     func catalogIDs() throws {
         let columns = [FeatureColumn(name: "x", group: "g", source: "x", role: .value)]
         func parts(_ ids: [String]) throws -> Catalog {
-            try Catalog(source: "parts", ids: StringColumn(ids), names: StringColumn(ids), locations: ids.map { _ in nil }, textAttributeNames: [],
+            try Catalog(source: "parts", ids: StringColumn(ids), names: StringColumn(ids), locations: LocationColumn(ids.map { _ in nil }), textAttributeNames: [],
                         textValues: [], numericAttributeNames: [], numericValues: [],
                         features: Matrix(rows: ids.count, columns: 1), columns: columns)
         }
@@ -128,9 +128,55 @@ struct CatalogMemoryTests {
         let ids = (0..<n).map { "r\($0)" }
         let values: [Double?] = (0..<n).map { (r: Int) -> Double? in r % 7 == 0 ? nil : Double((r * 7_919) % 1_000) }
         let numbers = NumericColumn(values)
-        return try Catalog(source: "generated", ids: StringColumn(ids), names: StringColumn(ids), locations: ids.map { _ in nil },
+        return try Catalog(source: "generated", ids: StringColumn(ids), names: StringColumn(ids), locations: LocationColumn(ids.map { _ in nil }),
                            textAttributeNames: [], textValues: [], numericAttributeNames: ["v"], numericValues: [numbers],
                            features: features, columns: columns)
+    }
+
+    @Test("LocationColumn: nil where none, every location as given; a cache's coordinates checked pair by pair")
+    func locationColumn() throws {
+        var rng = SplitMix64(seed: 4)
+        for _ in 0..<100 {
+            let locations: [GeoPoint?] = try (0..<Int.random(in: 0...40, using: &rng)).map { _ in
+                Bool.random(using: &rng) ? nil : try GeoPoint(latitude: Double.random(in: -90...90, using: &rng),
+                                                             longitude: Double.random(in: -180...180, using: &rng))
+            }
+            let column = LocationColumn(locations)
+            #expect(Array(column) == locations && column.count == locations.count)
+            #expect(LocationColumn.problem(in: column.coordinates) == nil)
+            #expect(LocationColumn(checkedCoordinates: column.coordinates) == column)
+            if let i = locations.indices.randomElement(using: &rng) {
+                var changed = locations
+                changed[i] = locations[i] == nil ? try GeoPoint(latitude: 1, longitude: 2) : nil
+                #expect(LocationColumn(changed) != column)
+            }
+        }
+        // A pair out of range, half missing or non-finite is named by its row.
+        let bad: [(Double, Double, String)] = [(91, 0, "latitude 91.0 is outside -90...90"), (0, -181, "longitude -181.0 is outside -180...180"),
+                                               (.nan, 3, "latitude/longitude must be finite numbers"), (.infinity, 0, "latitude/longitude must be finite numbers")]
+        for (lat, lon, detail) in bad {
+            let coordinates = StoredValues<Double>([10, 20, .nan, .nan, lat, lon])
+            let problem = LocationColumn.problem(in: coordinates)
+            #expect(problem?.row == 2 && problem?.detail == detail)
+        }
+    }
+
+    @Test("StringColumn over a cache's own offsets reads every value as the built column does, and equals it")
+    func stringColumnOffsets() {
+        var rng = SplitMix64(seed: 5)
+        for _ in 0..<100 {
+            let values = (0..<Int.random(in: 0...40, using: &rng)).map { _ in
+                String((0..<Int.random(in: 0...12, using: &rng)).map { _ in ["a", "é", "z", "😀", " "].randomElement(using: &rng)! })
+            }
+            let built = StringColumn(values)
+            // As a cache stores a column after others: absolute offsets from some base.
+            let base = UInt64.random(in: 0...1_000, using: &rng)
+            let offsets = [base] + built.indices.map { base + UInt64(built.byteRange($0).upperBound) }
+            let read = StringColumn(utf8: StoredValues(built.withUTF8 { Array($0) }), offsets: StoredValues(offsets))
+            #expect(Array(read) == values && read == built && read.count == values.count)
+            for (row, value) in values.enumerated() { #expect(read.value(at: row, equals: value) && read.byteRange(row) == built.byteRange(row)) }
+            if !values.isEmpty { #expect(read != StringColumn(values.dropLast() + ["other"])) }
+        }
     }
 
     @Test("up to eagerFeatureMajorLimit items the feature-major copy is built with the catalog")
@@ -269,7 +315,7 @@ struct CatalogMemoryTests {
             for r in 0..<n { features[r, 0] = Float.random(in: -1e6...1e6, using: &rng); features[r, 1] = r % 3 == 0 ? -0.0 : .infinity }
             let columns = [FeatureColumn(name: "a", group: "g", source: "a", role: .value),
                            FeatureColumn(name: "b✓", group: "g", source: "b", role: .value)]
-            let catalog = try Catalog(source: "t", ids: StringColumn(ids), names: StringColumn(ids), locations: ids.map { _ in nil },
+            let catalog = try Catalog(source: "t", ids: StringColumn(ids), names: StringColumn(ids), locations: LocationColumn(ids.map { _ in nil }),
                                       textAttributeNames: [], textValues: [], numericAttributeNames: [], numericValues: [],
                                       features: features, columns: columns)
             #expect(catalog.fingerprint == Self.referenceFingerprint(catalog), "trial \(trial)")

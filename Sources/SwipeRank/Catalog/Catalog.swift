@@ -22,7 +22,7 @@ public struct Catalog: Sendable {
     /// Display names, in row order.
     public var names: StringColumn { storage.names }
     /// Item locations (nil where the catalog has none).
-    public var locations: [GeoPoint?] { storage.locations }
+    public var locations: LocationColumn { storage.locations }
     /// The names of the text attributes, in `textValues` order.
     public var textAttributeNames: [String] { storage.textAttributeNames }
     /// Text attribute values: `textValues[attribute][row]`.
@@ -137,6 +137,8 @@ public struct Catalog: Sendable {
     // the cache reader, which stores them: `adoptDerived(medians:fingerprint:)`).
     private var derivedMedians: DerivedOnce<ColumnMedians> { storage.derivedMedians }
     var derivedFingerprint: DerivedOnce<String> { storage.derivedFingerprint }
+    // The cache file this catalog reads columns from in place, if any (`CatalogCache`).
+    var mappedFile: DerivedOnce<MappedFile> { storage.mappedFile }
 
     /// The most items whose summaries are built with the catalog; larger catalogs build each
     /// summary when asked (same value, built per card).
@@ -278,7 +280,7 @@ public struct Catalog: Sendable {
         }
         self.init(source: table.source, ids: try StringColumn.checked(ids, source: table.source, field: schema.idColumn),
                   rowByID: rowByID, names: try StringColumn.checked(names, source: table.source, field: schema.nameColumn),
-                  locations: locations,
+                  locations: LocationColumn(locations),
                   textAttributeNames: schema.textAttributes, textValues: texts,
                   numericAttributeNames: schema.numericAttributes, numericValues: numbers,
                   features: .rows(Matrix(rows: n, columns: d, elements: elements)), columns: columns)
@@ -290,7 +292,7 @@ public struct Catalog: Sendable {
     /// - Throws: `DataError` `.duplicateID` or `.invalidValue` (naming `source`) when the parts
     ///   do not fit together: an id twice, or arrays of different lengths.
     /// - Complexity: O(N × d).
-    init(source: String, ids: StringColumn, names: StringColumn, locations: [GeoPoint?], textAttributeNames: [String],
+    init(source: String, ids: StringColumn, names: StringColumn, locations: LocationColumn, textAttributeNames: [String],
          textValues: [StringColumn], numericAttributeNames: [String], numericValues: [NumericColumn], features: Matrix,
          columns: [FeatureColumn]) throws(DataError) {
         try self.init(source: source, ids: ids, names: names, locations: locations, textAttributeNames: textAttributeNames,
@@ -305,7 +307,7 @@ public struct Catalog: Sendable {
     /// - Throws: as `init(source:ids:…features:columns:)`.
     /// - Complexity: O(N × (d + 1)) for the unit vectors, ids and positions; no copy of the
     ///   features.
-    init(source: String, ids: StringColumn, names: StringColumn, locations: [GeoPoint?], textAttributeNames: [String],
+    init(source: String, ids: StringColumn, names: StringColumn, locations: LocationColumn, textAttributeNames: [String],
          textValues: [StringColumn], numericAttributeNames: [String], numericValues: [NumericColumn],
          blocks: LinearBlockIndex, columns: [FeatureColumn]) throws(DataError) {
         try self.init(source: source, ids: ids, names: names, locations: locations, textAttributeNames: textAttributeNames,
@@ -321,7 +323,7 @@ public struct Catalog: Sendable {
         case blocks(LinearBlockIndex)
     }
 
-    private init(source: String, ids: StringColumn, names: StringColumn, locations: [GeoPoint?], textAttributeNames: [String],
+    private init(source: String, ids: StringColumn, names: StringColumn, locations: LocationColumn, textAttributeNames: [String],
                  textValues: [StringColumn], numericAttributeNames: [String], numericValues: [NumericColumn],
                  stored features: FeatureSource, columns: [FeatureColumn]) throws(DataError) {
         let n = ids.count
@@ -350,7 +352,7 @@ public struct Catalog: Sendable {
 
     /// The one place a catalog's stored properties are set: what every catalog derives from its
     /// parts (unit vectors, groups, the feature-major copy, summaries) is derived the same way.
-    private init(source: String, ids: StringColumn, rowByID: IDRows, names: StringColumn, locations: [GeoPoint?],
+    private init(source: String, ids: StringColumn, rowByID: IDRows, names: StringColumn, locations: LocationColumn,
                  textAttributeNames: [String], textValues: [StringColumn], numericAttributeNames: [String],
                  numericValues: [NumericColumn], features: FeatureSource, columns: [FeatureColumn]) {
         storage = Storage(source: source, ids: ids, rowByID: rowByID, names: names, locations: locations,
@@ -363,7 +365,7 @@ public struct Catalog: Sendable {
     private final class Storage: Sendable {
         let ids: StringColumn
         let names: StringColumn
-        let locations: [GeoPoint?]
+        let locations: LocationColumn
         let textAttributeNames: [String]
         let textValues: [StringColumn]
         let numericAttributeNames: [String]
@@ -382,12 +384,13 @@ public struct Catalog: Sendable {
         let lazyFeaturesByColumn: DerivedOnce<Matrix>
         let derivedMedians: DerivedOnce<ColumnMedians>
         let derivedFingerprint: DerivedOnce<String>
+        let mappedFile: DerivedOnce<MappedFile>
         let unitX: [Float]
         let unitY: [Float]
         let unitZ: [Float]
         let blockIndex: LinearBlockIndex?
 
-        init(source: String, ids: StringColumn, rowByID: IDRows, names: StringColumn, locations: [GeoPoint?],
+        init(source: String, ids: StringColumn, rowByID: IDRows, names: StringColumn, locations: LocationColumn,
              textAttributeNames: [String], textValues: [StringColumn], numericAttributeNames: [String],
              numericValues: [NumericColumn], features: FeatureSource, columns: [FeatureColumn]) {
             self.source = source
@@ -432,6 +435,7 @@ public struct Catalog: Sendable {
             lazyFeaturesByColumn = DerivedOnce()
             derivedMedians = DerivedOnce()
             derivedFingerprint = DerivedOnce()
+            mappedFile = DerivedOnce()
             summaries = ids.count <= Catalog.eagerSummaryLimit
                 ? (0..<ids.count).map { Catalog.summary(row: $0, ids, names, locations, textAttributeNames, textValues,
                                                      numericAttributeNames, numericValues) }
@@ -461,6 +465,7 @@ public struct Catalog: Sendable {
             lazyFeaturesByColumn = other.lazyFeaturesByColumn
             derivedMedians = other.derivedMedians
             derivedFingerprint = other.derivedFingerprint
+            mappedFile = other.mappedFile
             unitX = other.unitX
             unitY = other.unitY
             unitZ = other.unitZ
@@ -473,7 +478,7 @@ public struct Catalog: Sendable {
         Self.summary(row: row, ids, names, locations, textAttributeNames, textValues, numericAttributeNames, numericValues)
     }
 
-    private static func summary(row: Int, _ ids: StringColumn, _ names: StringColumn, _ locations: [GeoPoint?],
+    private static func summary(row: Int, _ ids: StringColumn, _ names: StringColumn, _ locations: LocationColumn,
                                 _ textAttributeNames: [String], _ textValues: [StringColumn],
                                 _ numericAttributeNames: [String], _ numericValues: [NumericColumn]) -> ItemSummary {
         var attributes: [String: ItemSummary.Value] = [:]
@@ -687,6 +692,21 @@ struct ColumnMedians: Sendable, Hashable {
 extension Catalog {
     /// Sets what a catalog cache stored beside the rows, derived from them when it was written
     /// (the checksum vouches for them), so a start does not derive them again.
+    /// Drops the pages of the catalog cache file this catalog reads in place (`CatalogCache`:
+    /// a large catalog's features, text, numbers and locations) from the process's resident
+    /// memory. They stay in the kernel's page cache and come back when next read; clean pages
+    /// of a read-only mapping lose nothing. Why: a one-time pass over every item after the
+    /// start (the candidate index's grid, the attribute listing) would otherwise leave the
+    /// whole file resident in an idle server. Nothing for a catalog that owns its memory.
+    public func releaseMappedPages() {
+        guard let file = mappedFile.built else { return }
+        file.release(0 ..< file.bytes.count)
+    }
+
+    /// Whether this catalog reads some of its columns in place from a catalog cache file's
+    /// mapping (`releaseMappedPages()` then has pages to release).
+    public var readsMappedFile: Bool { mappedFile.built != nil }
+
     func adoptDerived(medians: ColumnMedians, fingerprint: String) {
         derivedMedians.adopt(medians)
         derivedFingerprint.adopt(fingerprint)

@@ -161,8 +161,8 @@ public enum CatalogCache {
         var offsets: [UInt64] = [0]
         func add(_ column: StringColumn) {
             let base = UInt64(blob.count)
-            blob.append(contentsOf: column.utf8)
-            for end in column.ends { offsets.append(base + UInt64(end)) }
+            column.withUTF8 { blob.append(contentsOf: $0) }
+            for row in 0..<column.count { offsets.append(base + UInt64(column.byteRange(row).upperBound)) }
         }
         add(catalog.ids)
         add(catalog.names)
@@ -171,13 +171,7 @@ public enum CatalogCache {
         w.append(bytes: blob)
         w.align()
         for values in catalog.numericValues { w.append(values.storage) }
-        var coordinates: [Double] = []
-        coordinates.reserveCapacity(2 * n)
-        for location in catalog.locations {
-            coordinates.append(location?.latitude ?? .nan)
-            coordinates.append(location?.longitude ?? .nan)
-        }
-        w.append(coordinates)
+        w.append(catalog.locations.coordinates)
         w.append(catalog.features.elements)
         w.align()
         let medians = catalog.medians
@@ -358,6 +352,9 @@ public enum CatalogCache {
         let (n64, d64, j64) = (r.uint64(at: 56), r.uint64(at: 64), r.uint64(at: 72))
         guard n64 < 1 << 40, d64 < 1 << 20, j64 < 1 << 30 else { throw corrupt("implausible counts", field: "header") }
         let (n, d, j) = (Int(n64), Int(d64), Int(j64))
+        // A large catalog from a mapped file reads its columns where the file has them: the
+        // block features, the text and the numbers (the mapping lives as long as the catalog).
+        let inPlace = n >= featuresOnceFrom && r.mapping != nil
         var at = fixedHeaderSize
         func section(_ bytes: Int, _ name: String) throws(DataError) -> Int {
             let start = at
@@ -393,13 +390,18 @@ public enum CatalogCache {
             guard o >= previous, o <= blobLength else { throw corrupt("string offset \(k) is out of order", field: "string offsets") }
             previous = o
         }
-        // Each group (ids, names, each text attribute) is one column: its bytes copied from the
-        // blob, its offsets made relative to its first byte; no String is built per value.
+        // Each group (ids, names, each text attribute) is one column: its bytes and offsets
+        // read in place (a large catalog, from a mapped file), else its bytes copied from the
+        // blob and its offsets made relative to its first byte; no String is built per value.
         func strings(_ group: Int, field: String) throws(DataError) -> StringColumn {
             let base = r.uint64(at: offsets + 8 * (group * n))
             let end = r.uint64(at: offsets + 8 * (group * n + n))
             guard end - base <= UInt64(StringColumn.maximumBytes) else {
                 throw corrupt("\(end - base) bytes of text in one column", field: field)
+            }
+            if inPlace {
+                return StringColumn(utf8: r.stored(UInt8.self, at: blob + Int(base), count: Int(end - base), inPlace: true),
+                                    offsets: r.stored(UInt64.self, at: offsets + 8 * (group * n), count: n + 1, inPlace: true))
             }
             var ends = [UInt32](repeating: 0, count: n)
             for i in 0..<n { ends[i] = UInt32(truncatingIfNeeded: r.uint64(at: offsets + 8 * (group * n + i + 1)) - base) }
@@ -410,17 +412,13 @@ public enum CatalogCache {
         let numbers = try section(8 * n * a, "numeric values")
         // Stored as the column keeps them (NaN for a gap), so they are copied, not decoded.
         let numericValues = (0..<a).map { attribute in
-            NumericColumn(storage: r.doubles(at: numbers + 8 * attribute * n, count: n))
+            NumericColumn(storage: r.stored(Double.self, at: numbers + 8 * attribute * n, count: n, inPlace: inPlace))
         }
         let coordinates = try section(16 * n, "locations")
-        var locations = [GeoPoint?](repeating: nil, count: n)
-        for i in 0..<n {
-            let lat = r.double(at: coordinates + 16 * i), lon = r.double(at: coordinates + 16 * i + 8)
-            if lat.isNaN && lon.isNaN { continue }
-            do { locations[i] = try GeoPoint(latitude: lat, longitude: lon) } catch {
-                throw corrupt("item \(i): \(error.detail)", field: "locations")
-            }
-        }
+        // Checked in place (every pair a location or NaN for both), then read in place or copied.
+        let storedCoordinates = r.stored(Double.self, at: coordinates, count: 2 * n, inPlace: inPlace)
+        if let (row, detail) = LocationColumn.problem(in: storedCoordinates) { throw corrupt("item \(row): \(detail)", field: "locations") }
+        let locations = LocationColumn(checkedCoordinates: storedCoordinates)
         let featureStart = try section(4 * n * d, "features")
         let columnMedians = try section(4 * d, "column medians"), attributeMedians = try section(8 * a, "attribute medians")
         let medians = ColumnMedians(columns: Array(r.floats(at: columnMedians, count: d)),
@@ -439,7 +437,7 @@ public enum CatalogCache {
             let minima = try section(4 * b * d, "block minima"), maxima = try section(4 * b * d, "block maxima")
             // Read in place from a mapped file when this catalog keeps its features once (the
             // block order is then its only copy, and the kernel's, not the process's).
-            let blockValues = r.floatValues(at: values, count: n * d, inPlace: n >= featuresOnceFrom)
+            let blockValues = r.stored(Float.self, at: values, count: n * d, inPlace: inPlace)
             blockIndex = LinearBlockIndex(checkedLayout: layout, dimension: d, values: blockValues,
                                           minima: r.floatArray(at: minima, count: b * d), maxima: r.floatArray(at: maxima, count: b * d))
         }
@@ -462,6 +460,7 @@ public enum CatalogCache {
                 catalog.blockIndex = blockIndex
             }
             catalog.adoptDerived(medians: medians, fingerprint: fingerprint)
+            if inPlace, let mapping = r.mapping { catalog.mappedFile.adopt(mapping) }
             return catalog
         } catch {
             throw corrupt(error.detail, field: error.field)

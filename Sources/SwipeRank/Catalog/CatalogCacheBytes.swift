@@ -93,8 +93,9 @@ struct CacheWriter {
     mutating func append(_ values: [Float]) {
         values.withUnsafeBytes { bytes.append(contentsOf: $0) }
     }
-    /// Float32 values, as stored.
-    mutating func append(_ values: FloatValues) {
+    /// Stored values as this platform keeps them (little-endian, as every platform Swift runs
+    /// on): what `CacheReader.stored(_:at:count:inPlace:)` reads back in place.
+    mutating func append<Element>(_ values: StoredValues<Element>) {
         values.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeRawBufferPointer($0)) }
     }
     /// Int32 values, as stored (little-endian).
@@ -113,8 +114,8 @@ struct CacheWriter {
 /// Reads little-endian values from the (mapped) cache bytes; the caller checks bounds first.
 struct CacheReader {
     let bytes: UnsafeRawBufferPointer
-    /// The mapped file `bytes` are, whose pages a section's copy releases, or nil (bytes in
-    /// memory).
+    /// The mapped file `bytes` are, whose pages a section's copy releases and whose sections a
+    /// large catalog reads in place (`stored(_:at:count:inPlace:)`), or nil (bytes in memory).
     var mapping: MappedFile? = nil
 
     func uint64(at offset: Int) -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
@@ -134,16 +135,18 @@ struct CacheReader {
             initialized = count
         }
     }
-    /// `count` Float32 values from `offset`, read in place from the mapped file when `inPlace`
-    /// and there is one (the values keep the mapping alive; its pages count as page cache, not as the
-    /// process's own memory, and are read from the file again if the kernel dropped them),
-    /// else copied.
-    func floatValues(at offset: Int, count: Int, inPlace: Bool) -> FloatValues {
+    /// `count` values of `type` from `offset`, read in place from the mapped file when
+    /// `inPlace` and there is one (the values keep the mapping alive; its pages count as page
+    /// cache, not as the process's own memory, and are read from the file again if the kernel
+    /// dropped them), else copied. Every section starts 8-byte aligned in a page-aligned
+    /// mapping, so values of up to 8 bytes are aligned in place.
+    func stored<Element: BitwiseCopyable>(_ type: Element.Type, at offset: Int, count: Int, inPlace: Bool) -> StoredValues<Element> {
+        let size = MemoryLayout<Element>.stride
+        precondition(offset >= 0 && count >= 0 && count <= (bytes.count - offset) / size, "stored: past the end of the bytes")
         if inPlace, let mapping, let base = bytes.baseAddress, count > 0 {
-            precondition(offset >= 0 && count <= (bytes.count - offset) / 4, "floatValues: past the end of the mapping")
-            return FloatValues(unsafeStart: base + offset, count: count, owner: mapping)
+            return StoredValues(unsafeStart: base + offset, count: count, owner: mapping)
         }
-        return FloatValues(count: count) { copy(at: offset, into: UnsafeMutableRawBufferPointer($0)) }
+        return StoredValues(count: count) { copy(at: offset, into: UnsafeMutableRawBufferPointer($0)) }
     }
     /// Fills `target` with the bytes from `offset` (values stored as this platform keeps them:
     /// little-endian, so a section is one copy).
@@ -230,9 +233,13 @@ func writeFile(_ bytes: [UInt8], to path: String, naming: String? = nil, chunk: 
     if let problem { throw problem }
 }
 
-/// A file mapped read-only, unmapped when released: a cache is read in place, and the pages
-/// of a section already copied are released (`release(_:)`), since a mapped page counts in the
+/// A file mapped read-only, unmapped when the last reader lets go of it: a cache is read in
+/// place (a large catalog keeps reading its columns there, and holds the mapping), and the
+/// pages already read are released (`release(_:)`), since a mapped page counts in the
 /// process's resident memory until then (ten million items peaked 1.7 GB higher).
+///
+/// The file must not be rewritten in place while mapped (a truncated mapping faults): the
+/// cache is only ever replaced by a rename, which leaves the mapped file as it was.
 final class MappedFile: @unchecked Sendable {  // immutable after init; `release` is a hint to the kernel
     /// The file's bytes.
     let bytes: UnsafeRawBufferPointer

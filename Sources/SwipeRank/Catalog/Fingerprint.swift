@@ -61,12 +61,10 @@ extension Catalog {
         hasher.combine(UInt64(count))
         // Each id's bytes and separator as `combine(String)` adds them, read from the column
         // without building each id's String.
-        ids.utf8.withUnsafeBufferPointer { bytes in
-            var start = 0
-            for end in ids.ends {
-                for i in start ..< Int(end) { hasher.combine(byte: bytes[i]) }
+        ids.withUTF8 { bytes in
+            for row in 0..<ids.count {
+                for i in ids.byteRange(row) { hasher.combine(byte: bytes[i]) }
                 hasher.combine(byte: 0xFF)
-                start = Int(end)
             }
         }
         for column in columns { hasher.combine(column.name) }

@@ -36,6 +36,13 @@ public struct GeoPoint: Sendable, Hashable, Codable {
         self.longitude = longitude
     }
 
+    /// A point whose coordinates were checked already (`LocationColumn`, read from a cache
+    /// whose every pair passed `init(latitude:longitude:)`).
+    init(checkedLatitude latitude: Double, longitude: Double) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+
     /// The great-circle distance by the haversine formula, in miles.
     ///
     /// This scalar form is the reference; catalogs compute distances to all items at once with

@@ -71,7 +71,7 @@ struct GeoGrid: Sendable {
     let ranges: [Int: Range<Int>]
     let locatedCount: Int
 
-    init(locations: [GeoPoint?]) {
+    init(locations: LocationColumn) {
         let latitudeCells = Int((180 / Self.cellDegrees).rounded(.up))
         let longitudeCells = Int((360 / Self.cellDegrees).rounded(.up))
         self.latitudeCells = latitudeCells

@@ -23,7 +23,13 @@ struct CatalogInfoController<M: ServableMatcher>: Sendable {
         let attributes = LazyAttributes(catalog: service.engine.matcher.catalog)
         self.attributes = attributes
         // On a Dispatch queue, not the concurrency pool, whose few threads serve the requests.
-        DispatchQueue.global(qos: .utility).async { _ = attributes.data }
+        // That pass (and the start's index over every location) read every page of a large
+        // catalog's mapped cache file: released after it, an idle server holds none of them.
+        let catalog = service.engine.matcher.catalog
+        DispatchQueue.global(qos: .utility).async {
+            _ = attributes.data
+            catalog.releaseMappedPages()
+        }
     }
 
     func addRoutes(to router: Router<Context>, table: RouteTable) {
