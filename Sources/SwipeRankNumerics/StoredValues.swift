@@ -74,7 +74,9 @@ public struct StoredValues<Element: BitwiseCopyable>: RandomAccessCollection, @u
     /// - Returns: What `body` returns.
     @inlinable
     public func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Element>) throws -> R) rethrows -> R {
-        try withExtendedLifetime(owner) { try body(UnsafeBufferPointer(start: base, count: count)) }
+        // The owner outlives the read (an empty closure: inlined, where a generic one was a call).
+        defer { withExtendedLifetime(owner) {} }
+        return try body(UnsafeBufferPointer(start: base, count: count))
     }
 
     /// The values as one buffer (they always are): lets `Array(_:)` and `append(contentsOf:)`

@@ -89,6 +89,7 @@ public struct StringColumn: RandomAccessCollection, Sendable, Equatable {
     public var endIndex: Int { rowCount }
 
     /// The bytes of a row's value.
+    @inline(__always)
     func byteRange(_ row: Int) -> Range<Int> {
         if let ends { return (row == 0 ? 0 : Int(ends[row - 1])) ..< Int(ends[row]) }
         let offsets = offsets.unsafelyUnwrapped, first = offsets[0]
