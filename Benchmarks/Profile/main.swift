@@ -5,7 +5,9 @@
 // every one), printing their median time; with `factors`, the decks of RankingBenchmarks' f = 32
 // collaborative model (REPEAT=n runs its session n times, for a profiler); with `grades` or
 // `bands`, a deck's grade-scale order statistics or band selection alone on 2,000 seeded inputs
-// (median µs). The default run prints the cards served, an
+// (median µs); with `rows`, `FeatureRows.dot` over every row of a 200,000 × 22 store in row
+// order and in a permuted (block) order, as a large cached catalog's full scoring reads it
+// (instructions per build under callgrind; median ms each). The default run prints the cards served, an
 // FNV-1a digest of every card and propensity (a speed change that must serve the same bytes keeps
 // it), and the median and 10th-percentile time of a batch in µs (wall clock: compare builds by
 // interleaving runs).
@@ -84,6 +86,27 @@ if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "bands" {
     }
     times.sort()
     print("band selection p50 µs", times[1000], check)
+    exit(0)
+}
+if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "rows" {
+    var rng = SplitMix64(seed: 7)
+    let (n, d) = (200_000, 22)
+    let matrix = Matrix(rows: n, columns: d, elements: (0..<(n * d)).map { _ in Float.random(in: -1...1, using: &rng) })
+    let order = (0..<n).map { Int32($0) }.shuffled(using: &rng)
+    let permuted = FeatureRows(permuted: FloatValues(order.flatMap { matrix.row(Int($0)) }), columns: d, rowAtPosition: order)
+    let plain = FeatureRows(matrix)
+    let weights = (0..<d).map { _ in Float.random(in: -1...1, using: &rng) }
+    let clock = ContinuousClock()
+    for (label, rows) in [("row order", plain), ("permuted", permuted)] {
+        var times: [Double] = [], sum: Float = 0
+        for _ in 0..<5 {
+            let t0 = clock.now
+            for row in 0..<n { sum += rows.dot(row: row, weights) }
+            times.append(Double((clock.now - t0).components.attoseconds) / 1e15)
+        }
+        times.sort()
+        print("dot over \(n) rows, \(label): p50 ms", times[2], sum)
+    }
     exit(0)
 }
 if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "swipes" {

@@ -89,13 +89,15 @@ public struct FeatureRows: Sendable {
     /// - Complexity: O(d).
     public func dot(row: Int, _ weights: [Float]) -> Float {
         precondition(row >= 0 && row < rows, "dot: row \(row) is not in the matrix")
-        if let matrix { return LinearBlockIndex.dot(matrix, row: row, weights) }
+        guard let positionOfRow else { return LinearBlockIndex.dot(matrix.unsafelyUnwrapped, row: row, weights) }
         precondition(weights.count == columns, "dot: \(weights.count) weights for \(columns) columns")
-        let base = position(of: row) &* columns
-        return withUnsafeStoredValues { x in
+        // Read through the values' own buffer, not `withUnsafeStoredValues`: a large catalog's
+        // full scoring calls this once per row (the same sum as the matrix's, in the same order).
+        let base = Int(positionOfRow[row]) &* columns
+        return permuted.unsafelyUnwrapped.withUnsafeBufferPointer { x in
             weights.withUnsafeBufferPointer { w in
                 var sum: Float = 0
-                for j in 0..<w.count where w[j] != 0 { sum = sum + w[j] * x[base + j] }
+                for j in 0..<w.count where w[j] != 0 { sum = sum + w[j] * x[base &+ j] }
                 return sum
             }
         }
