@@ -690,8 +690,6 @@ struct ColumnMedians: Sendable, Hashable {
 }
 
 extension Catalog {
-    /// Sets what a catalog cache stored beside the rows, derived from them when it was written
-    /// (the checksum vouches for them), so a start does not derive them again.
     /// Drops the pages of the catalog cache file this catalog reads in place (`CatalogCache`:
     /// a large catalog's features, text, numbers and locations) from the process's resident
     /// memory. They stay in the kernel's page cache and come back when next read; clean pages
@@ -707,6 +705,8 @@ extension Catalog {
     /// mapping (`releaseMappedPages()` then has pages to release).
     public var readsMappedFile: Bool { mappedFile.built != nil }
 
+    /// Sets what a catalog cache stored beside the rows, derived from them when it was written
+    /// (the checksum vouches for them), so a start does not derive them again.
     func adoptDerived(medians: ColumnMedians, fingerprint: String) {
         derivedMedians.adopt(medians)
         derivedFingerprint.adopt(fingerprint)
