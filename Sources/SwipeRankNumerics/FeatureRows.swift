@@ -94,13 +94,7 @@ public struct FeatureRows: Sendable {
         // Read through the values' own buffer, not `withUnsafeStoredValues`: a large catalog's
         // full scoring calls this once per row (the same sum as the matrix's, in the same order).
         let base = Int(positionOfRow[row]) &* columns
-        return permuted.unsafelyUnwrapped.withUnsafeBufferPointer { x in
-            weights.withUnsafeBufferPointer { w in
-                var sum: Float = 0
-                for j in 0..<w.count where w[j] != 0 { sum = sum + w[j] * x[base &+ j] }
-                return sum
-            }
-        }
+        return permuted.unsafelyUnwrapped.withUnsafeBufferPointer { LinearBlockIndex.dot($0, from: base, weights) }
     }
 
     /// Adds `weights[j] × row[j]` to `sums[bins[j]]` for each column j in order: a row's
@@ -135,18 +129,8 @@ public struct FeatureRows: Sendable {
         if let matrix { return matrix.rowsAsDouble(rows, stride: stride) }
         precondition(stride >= columns, "rowsAsDouble: a stride of \(stride) is shorter than a row (\(columns))")
         for row in rows { precondition(row >= 0 && row < self.rows, "rowsAsDouble: row \(row) is not in the matrix") }
-        let n = columns
-        // Every entry is written once: no zeroing first (as `Matrix.rowsAsDouble`).
-        return [Double](unsafeUninitializedCapacity: rows.count * stride) { target, count in
-            withUnsafeStoredValues { source in
-                for (i, row) in rows.enumerated() {
-                    let from = position(of: row) &* n, to = i &* stride
-                    for j in 0..<n { target.initializeElement(at: to &+ j, to: Double(source[from &+ j])) }
-                    for j in n..<stride { target.initializeElement(at: to &+ j, to: 0) }
-                }
-            }
-            count = rows.count * stride
-        }
+        let positions = rows.map { position(of: $0) }
+        return withUnsafeStoredValues { Matrix.rowsAsDouble(of: $0, columns: columns, at: positions, stride: stride) }
     }
 
     /// The features in row order: the matrix itself, or a copy gathered from the positions.

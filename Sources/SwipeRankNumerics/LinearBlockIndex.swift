@@ -236,13 +236,17 @@ public struct LinearBlockIndex: Sendable {
     /// - Complexity: O(d).
     public static func dot(_ features: Matrix, row: Int, _ weights: [Float]) -> Float {
         precondition(weights.count == features.columns && row >= 0 && row < features.rows, "dot: row or weights out of range")
-        return features.withUnsafeBufferPointer { x in
-            weights.withUnsafeBufferPointer { w in
-                let base = row * w.count
-                var sum: Float = 0
-                for j in 0..<w.count where w[j] != 0 { sum = sum + w[j] * x[base + j] }
-                return sum
-            }
+        return features.withUnsafeBufferPointer { dot($0, from: row * weights.count, weights) }
+    }
+
+    /// `dot(_:row:_:)` over row-major values, the row starting at `base` (a permuted store's
+    /// position × d, `FeatureRows`): the caller has checked the range.
+    @inline(__always)
+    static func dot(_ x: UnsafeBufferPointer<Float>, from base: Int, _ weights: [Float]) -> Float {
+        weights.withUnsafeBufferPointer { w in
+            var sum: Float = 0
+            for j in 0..<w.count where w[j] != 0 { sum = sum + w[j] * x[base &+ j] }
+            return sum
         }
     }
 

@@ -121,17 +121,20 @@ extension Matrix {
     public func rowsAsDouble(_ rows: [Int], stride: Int) -> [Double] {
         precondition(stride >= columns, "rowsAsDouble: a stride of \(stride) is shorter than a row (\(columns))")
         for row in rows { precondition(row >= 0 && row < self.rows, "rowsAsDouble: row \(row) is not in the matrix") }
-        let n = columns
+        return storage.withUnsafeBufferPointer { Self.rowsAsDouble(of: $0, columns: columns, at: rows, stride: stride) }
+    }
+
+    /// `rowsAsDouble(_:stride:)` over row-major values whose rows are at `positions` (a
+    /// permuted store's, `FeatureRows`): the caller has checked the positions and the stride.
+    static func rowsAsDouble(of source: UnsafeBufferPointer<Float>, columns n: Int, at positions: [Int], stride: Int) -> [Double] {
         // Every entry is written once: no zeroing first.
-        return [Double](unsafeUninitializedCapacity: rows.count * stride) { target, count in
-            storage.withUnsafeBufferPointer { source in
-                for (i, row) in rows.enumerated() {
-                    let from = row &* n, to = i &* stride
-                    for j in 0..<n { target.initializeElement(at: to &+ j, to: Double(source[from &+ j])) }
-                    for j in n..<stride { target.initializeElement(at: to &+ j, to: 0) }
-                }
+        [Double](unsafeUninitializedCapacity: positions.count * stride) { target, count in
+            for (i, position) in positions.enumerated() {
+                let from = position &* n, to = i &* stride
+                for j in 0..<n { target.initializeElement(at: to &+ j, to: Double(source[from &+ j])) }
+                for j in n..<stride { target.initializeElement(at: to &+ j, to: 0) }
             }
-            count = rows.count * stride
+            count = positions.count * stride
         }
     }
 
