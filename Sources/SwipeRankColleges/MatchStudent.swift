@@ -44,7 +44,7 @@ public struct MatchStudent: MatchedStudent {
     /// The terms, k × N (k = 4, or 6 with the expanded basis).
     public let terms: RelativeTerms
     /// Miles from home to each school; empty without a home.
-    public let distances: [Float]
+    public let distances: StudentDistances
     /// Per major, "Strong <label> program" and "Offers <label>": written once per student, not
     /// per card.
     let majorSentences: [(strong: String, offers: String)]
@@ -117,7 +117,7 @@ public struct MatchStudent: MatchedStudent {
             }
         }
         terms = RelativeTerms(names: names, values: values)
-        self.distances = distances
+        self.distances = StudentDistances(distances)
     }
 
     /// The student's majors that school `row` offers, by label, in the student's order.

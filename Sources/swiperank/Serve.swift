@@ -81,7 +81,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "on: a deck asked again before the student plays a card (a pull-to-refresh, a retry, the home screen) is answered with the bytes of the last identical read instead of re-scoring the catalog — the same answer, kept per cached session up to 16 KiB (env SWIPERANK_DECK_MEMO; default on).")
     var deckMemo: String?
 
-    @Option(help: "MiB of resolved students (each profile's terms and distances over every item: ~27 KiB on the 2,294 schools, ~9 MiB on a million items) kept per catalog for the students swiping now; an evicted one is recomputed on its next request (env SWIPERANK_STUDENT_CACHE_MIB; default 256).")
+    @Option(help: "MiB of resolved students (each profile's terms and distances over every item, ~27 KiB on the 2,294 schools; from 50,000 items only the items near home, ~60 KiB on a million) kept per catalog for the students swiping now; an evicted one is recomputed on its next request (env SWIPERANK_STUDENT_CACHE_MIB; default 256).")
     var studentCacheMib: Int?
 
     @Option(help: "The fewest events of a student between two stored snapshots (env SWIPERANK_SNAPSHOT_INTERVAL; default 32).")

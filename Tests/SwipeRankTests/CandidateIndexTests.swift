@@ -56,6 +56,10 @@ struct CandidateIndexTests {
         var a = try engines.indexed.session(studentID: "s", profile: profile, seed: seed)
         var b = try engines.scan.session(studentID: "s", profile: profile, seed: seed)
         #expect(a.usesCandidateIndex(student: a.student) == expectIndexed)
+        // The index engine resolves the student with nothing per item (computed when read),
+        // the scan engine with every item's values: the decks below must not tell them apart.
+        #expect(a.student.byteCount == 256 && a.student.distances.isComputedOnAccess == (profile.home != nil))
+        #expect(!b.student.distances.isComputedOnAccess && b.student.terms.byteCount == 2 * catalog.count)
         var rng = SplitMix64(seed: seed &* 31)
         var swipe = 0
         for round in 0..<rounds {
@@ -101,6 +105,21 @@ struct CandidateIndexTests {
             try Self.compare(engines, profile: ItemProfile(home: home, maxDistanceMiles: miles, preferences: ["price_level": -0.5]),
                              seed: UInt64(i), rounds: 9)
         }
+        // The rows near home were listed once, when the student was resolved, and are kept
+        // with it (the student's own per-item values are computed on access: 256 bytes).
+        let profile = ItemProfile(home: Self.homes(1, seed: 1)[0], maxDistanceMiles: 25, preferences: ["price_level": -0.5])
+        let cached = try engines.indexed.resolved(ProfileKey(profile))
+        let near = try #require(cached.near)
+        let far = CandidateIndex.farMiles(preferred: 25, expansion: engines.indexed.configuration.expansion)
+        #expect(near.far == far && near.rows.count > 100)
+        var expected: [Int: Float] = [:]
+        for row in 0..<Self.catalog.count where !(cached.student.distances[row] > far) { expected[row] = cached.student.distances[row] }
+        #expect(near.rows.count == expected.count && zip(near.rows, near.distances).allSatisfy { expected[Int($0)]?.bitPattern == $1.bitPattern })
+        // An engine derived with another expansion shares the cache (and this student's list,
+        // drawn for the old radius): it lists the rows again for its own, and deals the scan's decks.
+        let wider = (indexed: engines.indexed.reconfigured { $0.expansion = 3 }, scan: engines.scan.reconfigured { $0.expansion = 3 })
+        #expect(CandidateIndex.farMiles(preferred: 25, expansion: 3) != far)
+        try Self.compare(wider, profile: profile, seed: 9, rounds: 4)
     }
 
     @Test("an index built from a catalog cache's block layout deals the full scan's decks")
@@ -218,6 +237,57 @@ struct CandidateIndexTests {
         let engines = Self.engines(population: false, factors: false) { $0.probeCandidates = .boundary }
         try Self.compare(engines, profile: ItemProfile(home: Self.homes(1, seed: 5)[0], maxDistanceMiles: 25), seed: 30, rounds: 2,
                          expectIndexed: false)
+    }
+
+    @Test("distances and the distance term computed on access equal the stored ones bit for bit (seeded homes, unlocated items)")
+    func computedOnAccess() throws {
+        let matcher = ItemMatcher(catalog: Self.catalog)
+        var rng = SplitMix64(seed: 41)
+        let homes = Self.homes(5, seed: 40) + [try GeoPoint(latitude: -33.9, longitude: 151.2), try GeoPoint(latitude: 89.9, longitude: -179.9)]
+        for home in homes {
+            let miles = [0.5, 3, 25, 400, 25_000][Int(rng.next() % 5)]
+            let profile = ItemProfile(home: home, maxDistanceMiles: miles)
+            let stored = try matcher.student(profile), computed = try matcher.student(profile, computingOnAccess: true)
+            #expect(!stored.distances.isComputedOnAccess && computed.distances.isComputedOnAccess)
+            #expect(computed.distances.count == Self.catalog.count && computed.terms.itemCount == Self.catalog.count)
+            #expect(computed.distances.byteCount == 0 && computed.terms.byteCount == 0 && stored.terms.byteCount == 2 * Self.catalog.count)
+            var unlocated = 0
+            for row in 0..<Self.catalog.count {
+                let a = stored.distances[row], b = computed.distances[row]
+                if a.isNaN { unlocated += 1 }
+                #expect(a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN), "home \(home), row \(row): \(a) vs \(b)")
+                #expect(stored.terms.units(term: 0, item: row) == computed.terms.units(term: 0, item: row), "row \(row)")
+            }
+            // One item in ~500 has no location (drawn): each a NaN either way.
+            #expect(unlocated == Self.catalog.locations.filter { $0 == nil }.count && unlocated > 60)
+            // An item without a location has no distance (it was once half the globe away) —
+            // on its card too — and a neutral distance term.
+            let row = try #require(Self.catalog.locations.firstIndex { $0 == nil })
+            let weights = matcher.coldStartWeights(for: computed)
+            for student in [stored, computed] {
+                #expect(student.distances[row].isNaN && student.terms[term: 0, item: row] == 0)
+                #expect(matcher.card(row: row, raw: 0, student: student, weights: weights, isProbe: false).distance == nil)
+            }
+            #expect(Array(stored.distances).map(\.bitPattern) == computed.distances.allValues.map(\.bitPattern))
+            // The whole-catalog sum, for both signs of weight.
+            for weight: Float in [0.7, -1.3] {
+                var x = (0..<Self.catalog.count).map { _ in Float(Int(rng.next() % 2_001) - 1_000) / 997 }, y = x
+                stored.terms.addWeighted([weight], into: &x)
+                computed.terms.addWeighted([weight], into: &y)
+                #expect(x.map(\.bitPattern) == y.map(\.bitPattern))
+            }
+        }
+        // Without a home: no distances, a term of zeros either way.
+        let stored = try matcher.student(ItemProfile()), computed = try matcher.student(ItemProfile(), computingOnAccess: true)
+        #expect(stored.distances.isEmpty && computed.distances.isEmpty && computed.terms.byteCount == 0)
+        var x = (0..<Self.catalog.count).map { Float($0 % 7) - 3 }, y = x
+        stored.terms.addWeighted([-2], into: &x)
+        computed.terms.addWeighted([-2], into: &y)
+        #expect(x.map(\.bitPattern) == y.map(\.bitPattern))
+        #expect((0..<Self.catalog.count).allSatisfy { computed.terms[term: 0, item: $0] == 0 && stored.terms[term: 0, item: $0] == 0 })
+        // An invalid profile is refused the same way.
+        #expect(throws: DataError.self) { try matcher.student(ItemProfile(maxDistanceMiles: -1), computingOnAccess: true) }
+        #expect(throws: DataError.self) { try matcher.student(ItemProfile(preferences: ["no_such_column": 1]), computingOnAccess: true) }
     }
 
     @Test("the grid lists every item within the distance")

@@ -42,6 +42,18 @@ public protocol Matcher: Sendable {
     /// - Complexity: O(N) for the terms.
     func student(_ profile: Profile) throws(DataError) -> Student
 
+    /// Validates and resolves a profile for an engine whose decks read the per-item terms and
+    /// distances of a few items only (it has a `CandidateIndex`): a matcher that can compute
+    /// them when read does, so a new student costs O(1) instead of O(N) and holds no per-item
+    /// array; the values read must equal `student(_:)`'s bit for bit.
+    ///
+    /// - Parameters:
+    ///   - profile: The profile.
+    ///   - computingOnAccess: Whether per-item values may be computed when read.
+    /// - Returns: The resolved student.
+    /// - Throws: `DataError` naming the invalid field.
+    func student(_ profile: Profile, computingOnAccess: Bool) throws(DataError) -> Student
+
     /// The weights before any swipe, from the profile alone.
     ///
     /// - Parameter student: The resolved student.
@@ -117,7 +129,7 @@ public protocol MatchedStudent: Sendable {
     var terms: RelativeTerms { get }
     /// Miles from the student's home to each item (NaN for items without a location); empty
     /// without a home.
-    var distances: [Float] { get }
+    var distances: StudentDistances { get }
     /// The preferred maximum distance in miles when the student has a home (the geographic
     /// bands are drawn around it); nil without a home, which means one pool and no mixing.
     var preferredDistanceMiles: Double? { get }
@@ -127,7 +139,7 @@ public protocol MatchedStudent: Sendable {
 
 extension MatchedStudent {
     /// The terms and the distances (the per-item arrays; the rest is small).
-    public var byteCount: Int { terms.byteCount + distances.count * MemoryLayout<Float>.stride + 256 }
+    public var byteCount: Int { terms.byteCount + distances.byteCount + 256 }
 }
 
 /// A profile with its hash computed once: the key of the engine's student cache, which a
@@ -154,6 +166,15 @@ extension Matcher {
                                    isProbe: Bool) -> (card: Recommendation, candidates: [String]?) {
         (card(row: row, raw: raw, student: student, weights: weights, isProbe: isProbe), nil)
     }
+
+    /// `student(_:)`: by default every item's values are computed when the student is resolved.
+    ///
+    /// - Parameters:
+    ///   - profile: The profile.
+    ///   - computingOnAccess: Ignored.
+    /// - Returns: `student(profile)`.
+    /// - Throws: `student(_:)`'s errors.
+    public func student(_ profile: Profile, computingOnAccess: Bool) throws(DataError) -> Student { try student(profile) }
 
     /// nil: by default a matcher has nothing beyond its catalog and terms that changes the model.
     public var modelTag: String? { nil }

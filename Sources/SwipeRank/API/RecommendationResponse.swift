@@ -48,7 +48,8 @@ public struct Recommendation: Sendable, Hashable, Codable {
     public var isProbe: Bool
     /// The student's intended majors the school offers, by name.
     public var matchedMajors: [String]
-    /// Great-circle distance from the student's home in miles; nil without a home.
+    /// Great-circle distance from the student's home in miles; nil without a home or for an
+    /// item without a location.
     public var distance: Double?
 
     /// The item: the name this property had when every catalog was schools.

@@ -508,14 +508,34 @@ public struct Catalog: Sendable {
     /// - Complexity: O(N).
     public func distancesMiles(from home: GeoPoint, into distances: inout [Float]) {
         let (hx, hy, hz) = home.unitVector
-        let x0 = Float(hx), y0 = Float(hy), z0 = Float(hz)
-        let twoR = Float(2 * GeoPoint.earthRadiusMiles)
+        distancesMiles(fromUnit: (Float(hx), Float(hy), Float(hz)), into: &distances)
+    }
+
+    /// `distancesMiles(from:into:)` from the home's unit vector in Float.
+    func distancesMiles(fromUnit home: (Float, Float, Float), into distances: inout [Float]) {
+        let (x0, y0, z0) = home
+        let (ux, uy, uz) = (unitX, unitY, unitZ)
         if distances.count != count { distances = [Float](repeating: 0, count: count) }
-        for i in 0..<count {
-            let dx = unitX[i] - x0, dy = unitY[i] - y0, dz = unitZ[i] - z0
-            let chord = (dx * dx + dy * dy + dz * dz).squareRoot()
-            distances[i] = twoR * asinf(min(1, chord * 0.5))
-        }
+        for i in 0..<count { distances[i] = Catalog.chordMiles(ux[i] - x0, uy[i] - y0, uz[i] - z0) }
+    }
+
+    /// The distance in miles from a home's unit vector to the item at `row` (NaN without a
+    /// location): one item of `distancesMiles(from:into:)`, the same value bit for bit.
+    ///
+    /// - Complexity: O(1).
+    func distanceMiles(row: Int, fromUnit home: (Float, Float, Float)) -> Float {
+        let storage = self.storage
+        return Catalog.chordMiles(storage.unitX[row] - home.0, storage.unitY[row] - home.1, storage.unitZ[row] - home.2)
+    }
+
+    // The great-circle miles of a chord between unit vectors: one expression for the whole
+    // catalog's pass and a single item's, so the two agree exactly. An item without a
+    // location (NaN unit vector) is NaN miles away: `min(1, NaN)` is 1, which made it half
+    // the globe away (~12,437 miles: the farthest band, a distance term of −1, and that
+    // distance on its card) where the documented contract is "no distance".
+    @inline(__always) private static func chordMiles(_ dx: Float, _ dy: Float, _ dz: Float) -> Float {
+        let chord = (dx * dx + dy * dy + dz * dz).squareRoot()
+        return chord.isNaN ? .nan : Float(2 * GeoPoint.earthRadiusMiles) * asinf(min(1, chord * 0.5))
     }
 }
 

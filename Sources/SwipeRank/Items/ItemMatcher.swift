@@ -88,7 +88,7 @@ public struct ItemUser: MatchedStudent {
     /// location).
     public let terms: RelativeTerms
     /// Miles to each item (NaN without an item location); empty without a home.
-    public let distances: [Float]
+    public let distances: StudentDistances
     /// The preferred maximum distance when the user has a home.
     public var preferredDistanceMiles: Double? { profile.home == nil ? nil : profile.maxDistanceMiles }
 }
@@ -166,11 +166,32 @@ public struct ItemMatcher: Matcher {
     /// - Throws: `DataError` `.outOfRange` or `.unknownReference` naming the field.
     /// - Complexity: O(N).
     public func student(_ profile: ItemProfile) throws(DataError) -> ItemUser {
+        try student(profile, computingOnAccess: false)
+    }
+
+    /// Validates a profile and resolves it with its distances and distance term computed when
+    /// read (`StudentDistances(computingFrom:over:)`), or all now.
+    ///
+    /// - Parameters:
+    ///   - profile: The profile.
+    ///   - computingOnAccess: Whether to compute each item's values when read.
+    /// - Returns: The resolved user; the same values either way.
+    /// - Throws: `DataError` `.outOfRange` or `.unknownReference` naming the field.
+    /// - Complexity: O(1) computing on access (beyond the profile's keys), else O(N).
+    public func student(_ profile: ItemProfile, computingOnAccess: Bool) throws(DataError) -> ItemUser {
         try profile.validate()
         for key in profile.preferences.keys.sorted() where columnIndex[key] == nil && key != "distance" && !catalog.groups.contains(key) {
             let field = "preferences.\(DataError.truncated(key))"
             throw DataError(.unknownReference, source: "profile", field: field,
                             detail: "\(field): not a feature column, group or \"distance\" of \(catalog.source)")
+        }
+        if computingOnAccess {
+            guard let home = profile.home else {
+                return ItemUser(profile: profile, terms: RelativeTerms(names: termNames, zeroOver: catalog.count), distances: .none)
+            }
+            let distances = StudentDistances(computingFrom: home, over: catalog)
+            return ItemUser(profile: profile, terms: RelativeTerms(name: termNames[0], distanceFitOf: distances, preferred: Float(profile.maxDistanceMiles)),
+                            distances: distances)
         }
         var values = Matrix(rows: 1, columns: catalog.count)
         var distances: [Float] = []
@@ -181,7 +202,7 @@ public struct ItemMatcher: Matcher {
                 values[0, i] = GeoBand.distanceFit(miles: distances[i], preferred: p)
             }
         }
-        return ItemUser(profile: profile, terms: RelativeTerms(names: termNames, values: values), distances: distances)
+        return ItemUser(profile: profile, terms: RelativeTerms(names: termNames, values: values), distances: StudentDistances(distances))
     }
 
     /// The cold start: `distanceWeight` on the distance term for users with a home, plus each

@@ -51,11 +51,52 @@ final class CandidateIndex: Sendable {
         regionCodesByPosition = regions.codeOfRow.isEmpty ? [] : blocks.codes(regions.codeOfRow)
     }
 
+    /// The rows within `far` miles of `home`, and the rows without coordinates that are not
+    /// farther (a matcher may place them another way), each with its distance: what an
+    /// indexed deck scores one by one. The grid lists more than it keeps (whole cells).
+    ///
+    /// - Parameters:
+    ///   - home: The student's home.
+    ///   - distances: The student's distances (each read once: on a large catalog each read
+    ///     computes it).
+    ///   - far: `farMiles(preferred:expansion:)`.
+    /// - Returns: The near rows, grid rows first, then unlocated ones.
+    /// - Complexity: O(rows in the grid cells within `far`).
+    func nearRows(of home: GeoPoint, distances: StudentDistances, far: Float) -> NearRows {
+        var rows: [Int32] = [], miles: [Float] = []
+        grid.forEachRow(within: Double(far), of: home) { row in
+            let d = distances[row]
+            if d <= far { rows.append(Int32(row)); miles.append(d) }
+        }
+        for row in unlocatedRows {
+            let d = distances[row]
+            if !(d > far) { rows.append(Int32(row)); miles.append(d) }  // NaN: no location, scored
+        }
+        // Kept for as long as the student stays cached: copied to their exact size (appending
+        // left up to twice the capacity, memory the cache's budget would not see).
+        var keptRows = [Int32](repeating: 0, count: rows.count), keptMiles = [Float](repeating: 0, count: rows.count)
+        for i in rows.indices { (keptRows[i], keptMiles[i]) = (rows[i], miles[i]) }
+        return NearRows(far: far, rows: keptRows, distances: keptMiles)
+    }
+
     /// The distance beyond which an item is far: its distance term is exactly −1 (2.5 p and
     /// beyond, with a margin for the Float arithmetic) and its band discovery.
     static func farMiles(preferred: Double, expansion: Double) -> Float {
         Float(max(2.6, expansion * 1.01) * preferred)
     }
+}
+
+/// The rows near a student's home with their distances (`CandidateIndex.nearRows`), kept
+/// with the resolved student: a deck on a large catalog scores them one by one, and listing
+/// them computes each listed row's distance.
+struct NearRows: Sendable {
+    /// The radius they were listed within.
+    let far: Float
+    let rows: [Int32]
+    /// Miles to each of `rows` (NaN: no location).
+    let distances: [Float]
+    /// The bytes held, for the student cache's budget.
+    var byteCount: Int { rows.count * (MemoryLayout<Int32>.stride + MemoryLayout<Float>.stride) }
 }
 
 /// Item locations bucketed by latitude/longitude cell, for listing every item within some

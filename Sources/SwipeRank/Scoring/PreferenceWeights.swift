@@ -38,8 +38,29 @@ public struct RelativeTerms: Sendable {
     public let names: [String]
     /// The number of items N.
     public let itemCount: Int
-    // names.count × N fixed-point values, one term's values over all items contiguous.
-    var storage: ContiguousArray<Int16>
+    // names.count × N fixed-point values, one term's values over all items contiguous; empty
+    // when `computed` says how to compute the one term when read. Two plain fields rather
+    // than an enum with payloads: the stored read, on a deck's hottest paths, is one null
+    // check, and a copy two retains.
+    let storage: ContiguousArray<Int16>
+    let computed: Computed?
+
+    /// A term computed when read: the distance fit of each distance, or 0 everywhere.
+    final class Computed: Sendable {
+        /// nil: the term is 0 for every item.
+        let distances: StudentDistances?
+        let preferred: Float
+        init(distances: StudentDistances?, preferred: Float) {
+            self.distances = distances
+            self.preferred = preferred
+        }
+
+        func units(item i: Int) -> Int16 {
+            guard let distances else { return 0 }
+            let d = distances[i]
+            return d.isNaN ? 0 : RelativeTerms.quantize(GeoBand.distanceFit(miles: d, preferred: preferred))
+        }
+    }
     static let unit: Float = 32_767
 
     /// Creates terms.
@@ -53,31 +74,98 @@ public struct RelativeTerms: Sendable {
         self.names = names
         itemCount = values.columns
         storage = ContiguousArray(values.elements.lazy.map(RelativeTerms.quantize))
+        computed = nil
+    }
+
+    /// One term, `GeoBand.distanceFit(miles:preferred:)` of each distance (0 for NaN), computed
+    /// when read: the same stored value as the matrix form, without holding N values (a large
+    /// catalog's decks read it for a few items; see `StudentDistances`).
+    ///
+    /// - Parameters:
+    ///   - name: The term's name.
+    ///   - distances: Miles per item, all `itemCount` of them.
+    ///   - preferred: The preferred maximum distance p, > 0.
+    /// - Complexity: O(1).
+    public init(name: String, distanceFitOf distances: StudentDistances, preferred: Float) {
+        precondition(preferred > 0, "RelativeTerms: the preferred distance must be positive")
+        names = [name]
+        itemCount = distances.count
+        storage = []
+        computed = Computed(distances: distances, preferred: preferred)
+    }
+
+    /// Terms that are 0 for every item (a distance term without a home), holding nothing.
+    ///
+    /// - Parameters:
+    ///   - names: The term names.
+    ///   - itemCount: The number of items N.
+    /// - Complexity: O(1).
+    public init(names: [String], zeroOver itemCount: Int) {
+        precondition(itemCount >= 0, "RelativeTerms: a negative item count")
+        self.names = names
+        self.itemCount = itemCount
+        storage = []
+        computed = Computed(distances: nil, preferred: 1)
     }
 
     static func quantize(_ value: Float) -> Int16 {
         value.isNaN ? 0 : Int16((min(1, max(-1, value)) * unit).rounded())
     }
 
+    /// The stored fixed-point value of term `k` for item `i`.
+    @inline(__always) func units(term k: Int, item i: Int) -> Int16 {
+        guard let computed else { return storage[k * itemCount + i] }
+        precondition(k >= 0 && k < names.count && i >= 0 && i < itemCount, "RelativeTerms: (\(k), \(i)) out of range")
+        return computed.units(item: i)
+    }
+
+    /// Every term's value for item `i` (as `subscript(term:item:)` reads them), written at
+    /// `out[base...]`: one check of the form per item where the subscript makes one per value
+    /// (a deck's probe vectors read them on its hot path).
+    func write(item i: Int, into out: inout [Double], at base: Int) {
+        let k = names.count
+        precondition(base >= 0 && base + k <= out.count && i >= 0 && i < itemCount, "RelativeTerms: item \(i) into \(base) of \(out.count)")
+        guard let computed else {
+            for t in 0..<k { out[base + t] = Double(Float(storage[t * itemCount + i]) / RelativeTerms.unit) }
+            return
+        }
+        out[base] = Double(Float(computed.units(item: i)) / RelativeTerms.unit)
+    }
+
     /// The value of term `k` for item `i`, as stored.
     ///
     /// - Complexity: O(1).
-    public subscript(term k: Int, item i: Int) -> Float { Float(storage[k * itemCount + i]) / RelativeTerms.unit }
+    public subscript(term k: Int, item i: Int) -> Float { Float(units(term: k, item: i)) / RelativeTerms.unit }
 
     /// Adds `Σₖ weights[k] · term k` to every item's score.
     ///
     /// - Parameters:
     ///   - weights: One weight per term.
     ///   - scores: N scores.
-    /// - Complexity: O(k × N).
+    /// - Complexity: O(k × N) (computing each distance when the terms are computed on access).
     public func addWeighted(_ weights: [Float], into scores: inout [Float]) {
         precondition(weights.count == names.count && scores.count == itemCount,
                      "Relative terms do not match the catalog or the term weights")
         for k in names.indices where weights[k] != 0 {
-            addScaledFixedPoint(storage, offset: k * itemCount, scale: weights[k] / RelativeTerms.unit, into: &scores)
+            let scale = weights[k] / RelativeTerms.unit
+            guard let computed else {
+                addScaledFixedPoint(storage, offset: k * itemCount, scale: scale, into: &scores)
+                continue
+            }
+            // The stored form's operations item by item: scale × the unit count, added
+            // (0 units for no location, as stored).
+            if let distances = computed.distances {
+                let all = distances.allValues, preferred = computed.preferred
+                for i in 0..<itemCount {
+                    let units = all[i].isNaN ? 0 : RelativeTerms.quantize(GeoBand.distanceFit(miles: all[i], preferred: preferred))
+                    scores[i] += scale * Float(units)
+                }
+            } else {
+                for i in 0..<itemCount { scores[i] += scale * 0 }
+            }
         }
     }
 
-    /// The bytes held (for memory accounting).
+    /// The bytes held (for memory accounting): 0 when computed on access.
     public var byteCount: Int { storage.count * MemoryLayout<Int16>.stride }
 }

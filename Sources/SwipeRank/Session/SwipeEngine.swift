@@ -247,7 +247,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// Resolved students by profile (`resolvedStudent(_:)`), bounded in bytes and shared by the
     /// engines derived from this one (same matcher, so the same students). A session keeps its
     /// profile, not the resolved student's per-item arrays, so it holds O(swipes), not O(N).
-    let students: LRUCache<ProfileKey<M.Profile>, M.Student>
+    let students: LRUCache<ProfileKey<M.Profile>, CachedStudent<M.Student>>
     /// The candidate index of a large catalog (`candidateIndexThreshold`), shared with the
     /// engines derived from this one; nil below the threshold: decks scan every item.
     let candidateIndex: CandidateIndex?
@@ -313,11 +313,12 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     public var hasCandidateIndex: Bool { candidateIndex != nil }
 
     /// 256 MiB: on the 2,294-school catalog (~27 KiB per student) about 9,700 students stay
-    /// resolved; on a million items (~9 MiB each) about 28 — the students swiping right now.
+    /// resolved; on a million items (the index path: the rows near home, ~60 KiB each in
+    /// Benchmarks/Scale) about 4,000 — the students swiping right now.
     public static var defaultStudentCacheBytes: Int { 256 << 20 }
 
     private init(matcher: M, configuration: EngineConfiguration, fingerprint: String, population: PopulationPrior?,
-                 factors: CollaborativeFactors?, students: LRUCache<ProfileKey<M.Profile>, M.Student>,
+                 factors: CollaborativeFactors?, students: LRUCache<ProfileKey<M.Profile>, CachedStudent<M.Student>>,
                  candidateIndex: CandidateIndex?) {
         self.students = students
         self.candidateIndex = candidateIndex
@@ -473,13 +474,19 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// - Returns: The row's raw score.
     /// - Complexity: O(d + k).
     func rawScore(row: Int, weights: PreferenceWeights, student: M.Student) -> Float {
-        var s = matcher.catalog.featureRows.dot(row: row, weights.features)
         let terms = student.terms
-        for k in terms.names.indices where weights.terms[k] != 0 {
+        return rawScore(row: row, weights: weights, termCount: terms.names.count) { terms.units(term: $0, item: row) }
+    }
+
+    /// `rawScore(row:weights:student:)` with the stored term values given: the candidate index
+    /// derives a near row's one distance term from the distance it has just computed.
+    @inline(__always)
+    func rawScore(row: Int, weights: PreferenceWeights, termCount: Int, units: (Int) -> Int16) -> Float {
+        var s = matcher.catalog.featureRows.dot(row: row, weights.features)
+        for k in 0..<termCount where weights.terms[k] != 0 {
             // `RelativeTerms.addWeighted`'s operations: scale × the stored unit count, added.
             let scale: Float = weights.terms[k] / RelativeTerms.unit
-            let units = Float(terms.storage[k * terms.itemCount + row])
-            s += scale * units
+            s += scale * Float(units(k))
         }
         if let rankingOffsets { s += rankingOffsets[row] }
         return s
@@ -506,7 +513,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// - Returns: A session with the cold-start model and every item unseen.
     /// - Throws: `DataError` for an invalid profile or a student id longer than
     ///   `SwipeSession.maxIDLength` bytes.
-    /// - Complexity: O(N × d).
+    /// - Complexity: `resolvedStudent(_:)`'s, plus O(D²) for the model.
     @_specialize(where M == ItemMatcher)
     public func session(studentID: String, profile: M.Profile, seed: UInt64) throws(DataError) -> SwipeSession<M> {
         try SwipeSession(engine: self, studentID: studentID, profile: profile, seed: seed)
@@ -520,7 +527,9 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// - Parameter profile: The profile.
     /// - Returns: The resolved student.
     /// - Throws: `DataError` for an invalid profile (never cached).
-    /// - Complexity: O(1) for a cached student, else `Matcher.student(_:)`'s O(N).
+    /// - Complexity: O(1) for a cached student; else, with a candidate index,
+    ///   `Matcher.student(_:computingOnAccess:)` (O(1) for `ItemMatcher`) and the items near
+    ///   home, without one `Matcher.student(_:)`'s O(N).
     public func resolvedStudent(_ profile: M.Profile) throws(DataError) -> M.Student {
         try resolvedStudent(ProfileKey(profile))
     }
@@ -531,12 +540,36 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     public var cachedStudentBytes: Int { students.totalCost }
 
     func resolvedStudent(_ key: ProfileKey<M.Profile>) throws(DataError) -> M.Student {
-        if let student = students.get(key) { return student }
+        try resolved(key).student
+    }
+
+    /// The resolved student with what its indexed decks reuse (`CachedStudent`).
+    ///
+    /// - Complexity: O(1) for a cached student; else `Matcher.student(_:computingOnAccess:)`
+    ///   (O(1) on the index path, O(N) otherwise) plus, with a candidate index and a home,
+    ///   the items near home.
+    func resolved(_ key: ProfileKey<M.Profile>) throws(DataError) -> CachedStudent<M.Student> {
+        if let cached = students.get(key) { return cached }
         // Resolved outside the cache's lock: other students' requests go on meanwhile. Two
         // requests resolving the same profile at once compute the same value.
-        let student = try matcher.student(key.profile)
-        students.put(key, student, cost: student.byteCount)
-        return student
+        // Computed on access where decks go through the index: they read few items.
+        let student = try matcher.student(key.profile, computingOnAccess: candidateIndex != nil)
+        var near: NearRows?
+        if let candidateIndex, let shape = matcher.distanceTermShape(of: student), let home = shape.home {
+            let far = CandidateIndex.farMiles(preferred: shape.preferredMiles, expansion: configuration.expansion)
+            near = candidateIndex.nearRows(of: home, distances: student.distances, far: far)
+        }
+        let cached = CachedStudent(student: student, near: near)
+        students.put(key, cached, cost: student.byteCount + (near?.byteCount ?? 0))
+        return cached
+    }
+
+    /// A resolved student as the engine's student cache keeps it.
+    struct CachedStudent<Student: Sendable>: Sendable {
+        let student: Student
+        /// The rows an indexed deck scores one by one, when the engine has a candidate index
+        /// and the student a home: listed once per resolved student, not once per deck.
+        let near: NearRows?
     }
 
     /// The prior of a new session: the cold-start weights (shifted by the population prior's
@@ -602,7 +635,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         var vectors = catalog.featureRows.rowsAsDouble(rows, stride: dimension)
         for (i, row) in rows.enumerated() {
             let base = i * dimension + d
-            for t in 0..<k { vectors[base + t] = Double(terms[term: t, item: row]) }
+            terms.write(item: row, into: &vectors, at: base)
             if studentBias { vectors[base + k] = 1 }
         }
         return vectors

@@ -18,7 +18,7 @@ extension BatchPools {
     /// The session must qualify (`SwipeSession.usesCandidateIndex(student:)`).
     ///
     /// - Complexity: O(items near home × d + blocks × d + rows of the blocks visited × d).
-    init(indexed session: SwipeSession<M>, student: M.Student, weights: PreferenceWeights, count: Int) {
+    init(indexed session: SwipeSession<M>, student: M.Student, near cached: NearRows?, weights: PreferenceWeights, count: Int) {
         let engine = session.engine
         guard let index = engine.candidateIndex, let shape = engine.matcher.distanceTermShape(of: student) else {
             preconditionFailure("BatchPools(indexed:): the session does not qualify for the candidate index")
@@ -37,28 +37,37 @@ extension BatchPools {
         let bonus = engine.configuration.discoveryNoveltyBonus
         let discovery = GeoBand.discovery.index
         var nearRows = 0
+        // The distance term as stored, from a distance (the shape's contract: `distanceFit`, 0
+        // for no location): each near row's distance is read once, as on a large catalog
+        // each read computes it.
+        let preferred = Float(shape.preferredMiles)
+        func units(_ d: Float) -> Int16 { d.isNaN ? 0 : RelativeTerms.quantize(GeoBand.distanceFit(miles: d, preferred: preferred)) }
         // A near row: counted in its pool, and kept when its pool score ranks and it is unseen
         // (served and judged rows are taken off the counts afterwards).
-        func scoreOne(_ row: Int) {
+        func scoreOne(_ row: Int, distance d: Float) {
             nearRows += 1
-            let p = session.poolIndex(row: row, distances: distances)
+            let p = session.poolIndex(distance: d)
             counts[p] += 1
-            var score = engine.rawScore(row: row, weights: weights, student: student)
+            var score = engine.rawScore(row: row, weights: weights, termCount: 1) { _ in units(d) }
             if bonusOn && p == discovery && !session.regionShown[Int(regions.codeOfRow[row])] { score = score + bonus }
             if lists[p].admits(score: score, row: row) && session.isUnseen(row: row) { lists[p].insert(score: score, row: row) }
         }
         if let home = shape.home {
-            index.grid.forEachRow(within: Double(far), of: home) { row in
-                if distances[row] <= far { scoreOne(row) }
-            }
+            // Listed when the student was resolved (unless another configuration's radius).
             // A row the index has no coordinates for may still have a distance (the matcher
             // places it another way); a far one is the blocks' to find, so it is never listed twice.
-            for row in index.unlocatedRows where !isFar(row) { scoreOne(row) }
+            let near = cached.flatMap { $0.far == far ? $0 : nil } ?? index.nearRows(of: home, distances: distances, far: far)
+            for (row, d) in zip(near.rows, near.distances) { scoreOne(Int(row), distance: d) }
         }
         let farPool = pools == 3 ? discovery : 0
         counts[farPool] += engine.matcher.catalog.count - nearRows
-        for row in session.servedIndexByRow.keys { counts[isFar(row) ? farPool : session.poolIndex(row: row, distances: distances)] -= 1 }
-        for row in session.judgedRows { counts[isFar(row) ? farPool : session.poolIndex(row: row, distances: distances)] -= 1 }
+        func pool(_ row: Int) -> Int {
+            guard shape.home != nil else { return farPool }
+            let d = distances[row]
+            return d > far ? farPool : session.poolIndex(distance: d)
+        }
+        for row in session.servedIndexByRow.keys { counts[pool(row)] -= 1 }
+        for row in session.judgedRows { counts[pool(row)] -= 1 }
         // The far rows' distance term: the stored value of −1 (0 without a home), added as
         // `RelativeTerms.addWeighted` adds it.
         let farValue = shape.home == nil ? 0 : Float(RelativeTerms.quantize(-1))

@@ -144,12 +144,19 @@ public struct SwipeSession<M: Matcher>: Sendable {
     var isBanded: Bool { preferredDistanceMiles != nil && engine.configuration.geographicMixing }
 
     /// The pool (band index 0…2, or 0 when not banded) of a catalog row.
-    func poolIndex(row: Int) -> Int { poolIndex(row: row, distances: isBanded ? student.distances : []) }
+    func poolIndex(row: Int) -> Int { poolIndex(row: row, distances: isBanded ? student.distances : .none) }
 
     /// `poolIndex(row:)` with the student's distances at hand (empty when not banded).
-    func poolIndex(row: Int, distances: [Float]) -> Int {
+    func poolIndex(row: Int, distances: StudentDistances) -> Int {
+        guard preferredDistanceMiles != nil, engine.configuration.geographicMixing else { return 0 }
+        return poolIndex(distance: distances[row])
+    }
+
+    /// `poolIndex(row:)` of a row at `distance` miles (read once by the caller: on a large
+    /// catalog each read computes it).
+    func poolIndex(distance: Float) -> Int {
         guard let preferred = preferredDistanceMiles, engine.configuration.geographicMixing else { return 0 }
-        return GeoBand.band(distance: distances[row], preferred: preferred, expansion: engine.configuration.expansion).index
+        return GeoBand.band(distance: distance, preferred: preferred, expansion: engine.configuration.expansion).index
     }
 
     /// Whether a row may still be served: neither served nor judged outside the deck.
@@ -231,6 +238,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
         /// The resolved student the scores are for (the deck reads it from here: a second
         /// lookup in the engine's student cache took its lock again).
         let student: M.Student
+        /// The rows near home the index path scores one by one, from the student cache.
+        var near: NearRows? = nil
         /// Every row's raw score (the full scan); empty when `indexed`.
         let raw: [Float]
         let terms: [Float]?
@@ -296,9 +305,13 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// Scores the catalog under the current model (nothing yet on the index path).
     func deckScores() -> DeckScores {
         let weights = self.weights
-        let student = self.student
+        let cached: SwipeEngine<M>.CachedStudent<M.Student>
+        do { cached = try engine.resolved(profileKey) } catch {
+            preconditionFailure("a profile that resolved when the session started no longer resolves: \(error.detail)")
+        }
+        let student = cached.student
         if usesCandidateIndex(student: student) {
-            return DeckScores(weights: weights, student: student, raw: [], terms: nil, reasons: nil, indexed: true)
+            return DeckScores(weights: weights, student: student, near: cached.near, raw: [], terms: nil, reasons: nil, indexed: true)
         }
         var raw: [Float] = []
         engine.rawScores(weights: weights, student: student, into: &raw)
@@ -321,7 +334,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // match score, and the probe boundary, by the raw score alone.
         var ranking = raw
         if let terms { for i in ranking.indices { ranking[i] += terms[i] } }
-        var batch = scores.indexed ? BatchPools(indexed: self, student: student, weights: weights, count: wanted)
+        var batch = scores.indexed ? BatchPools(indexed: self, student: student, near: scores.near, weights: weights, count: wanted)
             : BatchPools(session: self, student: student, raw: ranking, count: wanted)
         // Mapped, not converted: `[GeoBand]` as `[GeoBand?]` went through the runtime's array cast.
         let plan: [GeoBand?] = isBanded ? engine.mixer.plan(count: wanted, served: bandServed).map { Optional($0) }
@@ -707,7 +720,7 @@ struct BatchPools<M: Matcher> {
         var poolOfRow: [Int8]
         if pools == 3, let preferred = session.preferredDistanceMiles {
             let expansion = session.engine.configuration.expansion
-            poolOfRow = GeoBand.bandIndices(distances: student.distances, preferred: preferred, expansion: expansion)
+            poolOfRow = GeoBand.bandIndices(distances: student.distances.allValues, preferred: preferred, expansion: expansion)
         } else {
             poolOfRow = [Int8](repeating: 0, count: raw.count)
         }
