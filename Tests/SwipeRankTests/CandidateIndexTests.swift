@@ -257,6 +257,12 @@ struct CandidateIndexTests {
                 if a.isNaN { unlocated += 1 }
                 #expect(a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN), "home \(home), row \(row): \(a) vs \(b)")
                 #expect(stored.terms.units(term: 0, item: row) == computed.terms.units(term: 0, item: row), "row \(row)")
+                if row % 97 == 0 {
+                    var a = [Double](repeating: 9, count: 3), b = a
+                    stored.terms.write(item: row, into: &a, at: 1)
+                    computed.terms.write(item: row, into: &b, at: 1)
+                    #expect(a == b && a[0] == 9 && a[2] == 9 && a[1] == Double(stored.terms[term: 0, item: row]))
+                }
             }
             // One item in ~500 has no location (drawn): each a NaN either way.
             #expect(unlocated == Self.catalog.locations.filter { $0 == nil }.count && unlocated > 60)
@@ -288,6 +294,25 @@ struct CandidateIndexTests {
         // An invalid profile is refused the same way.
         #expect(throws: DataError.self) { try matcher.student(ItemProfile(maxDistanceMiles: -1), computingOnAccess: true) }
         #expect(throws: DataError.self) { try matcher.student(ItemProfile(preferences: ["no_such_column": 1]), computingOnAccess: true) }
+    }
+
+    @Test("terms of zeros (several names) read, add and write as stored zeros do")
+    func zeroTerms() {
+        let names = ["a", "b", "c"], n = 37
+        let zero = RelativeTerms(names: names, zeroOver: n), stored = RelativeTerms(names: names, values: Matrix(rows: 3, columns: n))
+        var rng = SplitMix64(seed: 5)
+        var x = (0..<n).map { _ in Float(Int(rng.next() % 201) - 100) / 7 }, y = x
+        zero.addWeighted([0.5, -2, 0], into: &x)
+        stored.addWeighted([0.5, -2, 0], into: &y)
+        #expect(x.map(\.bitPattern) == y.map(\.bitPattern))
+        for i in 0..<n {
+            var a = [Double](repeating: 9, count: 5), b = a
+            zero.write(item: i, into: &a, at: 1)
+            stored.write(item: i, into: &b, at: 1)
+            #expect(a == b && a == [9, 0, 0, 0, 9])
+            for k in 0..<3 { #expect(zero[term: k, item: i] == 0 && zero.units(term: k, item: i) == 0) }
+        }
+        #expect(zero.byteCount == 0 && stored.byteCount == 2 * 3 * n && zero.itemCount == n)
     }
 
     @Test("the grid lists every item within the distance")

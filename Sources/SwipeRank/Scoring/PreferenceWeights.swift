@@ -129,7 +129,9 @@ public struct RelativeTerms: Sendable {
             for t in 0..<k { out[base + t] = Double(Float(storage[t * itemCount + i]) / RelativeTerms.unit) }
             return
         }
-        out[base] = Double(Float(computed.units(item: i)) / RelativeTerms.unit)
+        // One term (the distance fit), or zeros for every term.
+        let value = Double(Float(computed.units(item: i)) / RelativeTerms.unit)
+        for t in 0..<k { out[base + t] = value }
     }
 
     /// The value of term `k` for item `i`, as stored.
