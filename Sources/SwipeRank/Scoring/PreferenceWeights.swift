@@ -57,8 +57,7 @@ public struct RelativeTerms: Sendable {
 
         func units(item i: Int) -> Int16 {
             guard let distances else { return 0 }
-            let d = distances[i]
-            return d.isNaN ? 0 : RelativeTerms.quantize(GeoBand.distanceFit(miles: d, preferred: preferred))
+            return RelativeTerms.distanceFitUnits(miles: distances[i], preferred: preferred)
         }
     }
     static let unit: Float = 32_767
@@ -112,6 +111,12 @@ public struct RelativeTerms: Sendable {
         value.isNaN ? 0 : Int16((min(1, max(-1, value)) * unit).rounded())
     }
 
+    /// The stored value of the distance term at `miles` (0 for NaN: no location): the one
+    /// expression behind every computed read, so all agree with the stored form.
+    @inline(__always) static func distanceFitUnits(miles d: Float, preferred p: Float) -> Int16 {
+        d.isNaN ? 0 : quantize(GeoBand.distanceFit(miles: d, preferred: p))
+    }
+
     /// The stored fixed-point value of term `k` for item `i`.
     @inline(__always) func units(term k: Int, item i: Int) -> Int16 {
         guard let computed else { return storage[k * itemCount + i] }
@@ -159,8 +164,7 @@ public struct RelativeTerms: Sendable {
             if let distances = computed.distances {
                 let all = distances.allValues, preferred = computed.preferred
                 for i in 0..<itemCount {
-                    let units = all[i].isNaN ? 0 : RelativeTerms.quantize(GeoBand.distanceFit(miles: all[i], preferred: preferred))
-                    scores[i] += scale * Float(units)
+                    scores[i] += scale * Float(RelativeTerms.distanceFitUnits(miles: all[i], preferred: preferred))
                 }
             } else {
                 for i in 0..<itemCount { scores[i] += scale * 0 }

@@ -41,14 +41,13 @@ extension BatchPools {
         // for no location): each near row's distance is read once, as on a large catalog
         // each read computes it.
         let preferred = Float(shape.preferredMiles)
-        func units(_ d: Float) -> Int16 { d.isNaN ? 0 : RelativeTerms.quantize(GeoBand.distanceFit(miles: d, preferred: preferred)) }
         // A near row: counted in its pool, and kept when its pool score ranks and it is unseen
         // (served and judged rows are taken off the counts afterwards).
         func scoreOne(_ row: Int, distance d: Float) {
             nearRows += 1
             let p = session.poolIndex(distance: d)
             counts[p] += 1
-            var score = engine.rawScore(row: row, weights: weights, termCount: 1) { _ in units(d) }
+            var score = engine.rawScore(row: row, weights: weights, termCount: 1) { _ in RelativeTerms.distanceFitUnits(miles: d, preferred: preferred) }
             if bonusOn && p == discovery && !session.regionShown[Int(regions.codeOfRow[row])] { score = score + bonus }
             if lists[p].admits(score: score, row: row) && session.isUnseen(row: row) { lists[p].insert(score: score, row: row) }
         }
