@@ -22,6 +22,7 @@ import SwipeRankNumerics
 import Timing
 
 struct Options {
+    var minExponent = 4
     var maxExponent = 6
     var sessions = 40
     var output: String? = "Benchmarks/results/scale.json"
@@ -36,12 +37,13 @@ struct Options {
         }
         while i < arguments.count {
             switch arguments[i] {
+            case "--min-exponent": minExponent = Int(value())!
             case "--max-exponent": maxExponent = Int(value())!
             case "--sessions": sessions = Int(value())!
             case "--output": output = value()
             case "--no-output": output = nil
             case "--seed": seed = UInt64(value())!
-            default: fatalError("unknown argument \(arguments[i]) (--max-exponent N, --sessions S, --output FILE, --no-output, --seed N)")
+            default: fatalError("unknown argument \(arguments[i]) (--min-exponent N, --max-exponent N, --sessions S, --output FILE, --no-output, --seed N)")
             }
             i += 1
         }
@@ -78,7 +80,7 @@ let options = Options(CommandLine.arguments)
 let schema = SyntheticCatalog.schema
 var results: [Result] = []
 print("items      d  startup s  session KiB  cache MiB  new deck p50/p99 ms  cached p50/p99 ms  after 40 p50/p99 ms")
-for exponent in 4...options.maxExponent {
+for exponent in options.minExponent...options.maxExponent {
     let n = Int(pow(10, Double(exponent)))
     let text = SyntheticCatalog.csv(items: n, seed: options.seed)
     var engine: SwipeEngine<ItemMatcher>!

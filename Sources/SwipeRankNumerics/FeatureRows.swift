@@ -97,6 +97,31 @@ public struct FeatureRows: Sendable {
         return permuted.unsafelyUnwrapped.withUnsafeBufferPointer { LinearBlockIndex.dot($0, from: base, weights) }
     }
 
+    /// `dot(row:_:)` of each of `rows`, bit for bit, computed together: a list of scattered
+    /// rows (those near a home, a grade scale's sample) is read several rows at a time, so
+    /// their cache misses overlap instead of queueing (`LinearBlockIndex.dots`).
+    ///
+    /// - Parameters:
+    ///   - rows: Rows of the matrix, in any order, repeats allowed.
+    ///   - weights: `columns` weights.
+    /// - Returns: One sum per row of `rows`, in that order.
+    /// - Complexity: O(rows.count × d).
+    public func dots(rows list: [Int32], _ weights: [Float]) -> [Float] {
+        precondition(weights.count == columns, "dots: \(weights.count) weights for \(columns) columns")
+        let d = columns
+        let bases = list.map { row -> Int in
+            precondition(row >= 0 && Int(row) < rows, "dots: row \(row) is not in the matrix")
+            return position(of: Int(row)) &* d
+        }
+        var sums = [Float](repeating: 0, count: list.count)
+        withUnsafeStoredValues { x in
+            bases.withUnsafeBufferPointer { bases in
+                sums.withUnsafeMutableBufferPointer { LinearBlockIndex.dots(x, bases: bases, weights, into: $0) }
+            }
+        }
+        return sums
+    }
+
     /// Adds `weights[j] × row[j]` to `sums[bins[j]]` for each column j in order: a row's
     /// contribution per group of columns (a card's explanations), the same additions in the
     /// same order as a loop over the row-major matrix.

@@ -33,6 +33,19 @@ struct FeatureRowsTests {
                 #expect(rows.dot(row: r, w).bitPattern == expected.bitPattern)
                 #expect(plain.dot(row: r, w).bitPattern == expected.bitPattern)
             }
+            // Many rows at once (eight at a time, then the rest; repeats and any order): each
+            // sum bit for bit the in-order one, zero weights skipped.
+            if n > 0 {
+                let w = (0..<d).map { _ in Bool.random(using: &rng) ? 0 : Float.random(in: -1...1, using: &rng) }
+                let list = (0..<Int.random(in: 0...43, using: &rng)).map { _ in Int32.random(in: 0..<Int32(n), using: &rng) }
+                let expected = list.map { r -> UInt32 in
+                    var s: Float = 0
+                    for j in 0..<d where w[j] != 0 { s = s + w[j] * x[Int(r), j] }
+                    return s.bitPattern
+                }
+                #expect(rows.dots(rows: list, w).map(\.bitPattern) == expected)
+                #expect(plain.dots(rows: list, w).map(\.bitPattern) == expected)
+            }
             let asked = (0..<Int.random(in: 0...20, using: &rng)).map { _ in Int.random(in: 0..<max(1, n), using: &rng) }.filter { $0 < n }
             let stride = d + Int.random(in: 0...3, using: &rng)
             #expect(rows.rowsAsDouble(asked, stride: stride) == x.rowsAsDouble(asked, stride: stride))

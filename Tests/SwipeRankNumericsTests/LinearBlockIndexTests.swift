@@ -1,5 +1,5 @@
 import Testing
-import SwipeRankNumerics
+@testable import SwipeRankNumerics
 
 /// `LinearBlockIndex.search`, the exact top-k of large catalogs' decks: whatever the weights,
 /// constants, offsets, bonus and rows left out, the list it fills must equal a brute-force
@@ -174,6 +174,23 @@ struct LinearBlockIndexTests {
         var scan: [Float] = []
         x.transposed.multiplyTransposedInOrder(w, into: &scan)
         for row in 0..<n { #expect(LinearBlockIndex.dot(x, row: row, w).bitPattern == scan[row].bitPattern) }
+    }
+
+    @Test("the search's block heap pops in the sorted order: bound down, first row up among equal bounds", arguments: 0..<40)
+    func blockHeapOrder(seed: UInt64) {
+        var rng = SplitMix64(seed: 33_000 + seed)
+        let n = seed < 3 ? Int(seed) : Int.random(in: 1...300, using: &rng)
+        // Few distinct bounds (ties everywhere) for half the seeds, and -0.0 beside 0.0.
+        let values: [Float] = seed % 2 == 0 ? [-1, -0.0, 0, 0.5, 2] : (0..<50).map { _ in Float.random(in: -5...5, using: &rng) }
+        let bounds = (0..<n).map { _ in values.randomElement(using: &rng)! }
+        let firstRows = (0..<Int32(n)).map { $0 * 3 }.shuffled(using: &rng)
+        let expected = (0..<n).sorted { a, b in
+            bounds[a] > bounds[b] || (bounds[a] == bounds[b] && firstRows[a] < firstRows[b])
+        }
+        var heap = BlockHeap(bounds: bounds, firstRows: firstRows)
+        var popped: [Int] = []
+        while let b = heap.pop() { popped.append(b) }
+        #expect(popped == expected)
     }
 
     @Test("the search visits few blocks when the weights single out a corner")

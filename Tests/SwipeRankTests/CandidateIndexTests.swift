@@ -112,6 +112,11 @@ struct CandidateIndexTests {
         let near = try #require(cached.near)
         let far = CandidateIndex.farMiles(preferred: 25, expansion: engines.indexed.configuration.expansion)
         #expect(near.far == far && near.rows.count > 100)
+        // Ascending (the deck asks whether a row is near by a binary search), and `contains`
+        // answers as the list does for every row.
+        #expect(zip(near.rows, near.rows.dropFirst()).allSatisfy { $0 < $1 })
+        let listed = Set(near.rows.map(Int.init))
+        #expect((0..<Self.catalog.count).allSatisfy { near.contains($0) == listed.contains($0) })
         var expected: [Int: Float] = [:]
         for row in 0..<Self.catalog.count where !(cached.student.distances[row] > far) { expected[row] = cached.student.distances[row] }
         #expect(near.rows.count == expected.count && zip(near.rows, near.distances).allSatisfy { expected[Int($0)]?.bitPattern == $1.bitPattern })

@@ -60,22 +60,27 @@ final class CandidateIndex: Sendable {
     ///   - distances: The student's distances (each read once: on a large catalog each read
     ///     computes it).
     ///   - far: `farMiles(preferred:expansion:)`.
-    /// - Returns: The near rows, grid rows first, then unlocated ones.
-    /// - Complexity: O(rows in the grid cells within `far`).
+    /// - Returns: The near rows, ascending.
+    /// - Complexity: O(rows in the grid cells within `far` + m log m) for m near rows.
     func nearRows(of home: GeoPoint, distances: StudentDistances, far: Float) -> NearRows {
-        var rows: [Int32] = [], miles: [Float] = []
+        // (row, distance's bits) packed so one sort of plain integers orders them by row.
+        var pairs: [UInt64] = []
+        func keep(_ row: Int, _ d: Float) { pairs.append(UInt64(row) << 32 | UInt64(d.bitPattern)) }
         grid.forEachRow(within: Double(far), of: home) { row in
             let d = distances[row]
-            if d <= far { rows.append(Int32(row)); miles.append(d) }
+            if d <= far { keep(row, d) }
         }
         for row in unlocatedRows {
             let d = distances[row]
-            if !(d > far) { rows.append(Int32(row)); miles.append(d) }  // NaN: no location, scored
+            if !(d > far) { keep(row, d) }  // NaN: no location, scored
         }
+        pairs.sort()
         // Kept for as long as the student stays cached: copied to their exact size (appending
         // left up to twice the capacity, memory the cache's budget would not see).
-        var keptRows = [Int32](repeating: 0, count: rows.count), keptMiles = [Float](repeating: 0, count: rows.count)
-        for i in rows.indices { (keptRows[i], keptMiles[i]) = (rows[i], miles[i]) }
+        var keptRows = [Int32](repeating: 0, count: pairs.count), keptMiles = [Float](repeating: 0, count: pairs.count)
+        for (i, pair) in pairs.enumerated() {
+            (keptRows[i], keptMiles[i]) = (Int32(pair >> 32), Float(bitPattern: UInt32(truncatingIfNeeded: pair)))
+        }
         return NearRows(far: far, rows: keptRows, distances: keptMiles)
     }
 
@@ -92,9 +97,23 @@ final class CandidateIndex: Sendable {
 struct NearRows: Sendable {
     /// The radius they were listed within.
     let far: Float
+    /// Ascending: whether a row is near is a binary search (cheaper than its distance, which
+    /// on a large catalog each read computes from memory the deck does not otherwise touch).
     let rows: [Int32]
     /// Miles to each of `rows` (NaN: no location).
     let distances: [Float]
+
+    /// Whether `row` is one of `rows`.
+    ///
+    /// - Complexity: O(log m).
+    func contains(_ row: Int) -> Bool {
+        var (lo, hi) = (0, rows.count)
+        while lo < hi {
+            let mid = (lo &+ hi) >> 1
+            if Int(rows[mid]) < row { lo = mid &+ 1 } else { hi = mid }
+        }
+        return lo < rows.count && Int(rows[lo]) == row
+    }
     /// The bytes held, for the student cache's budget.
     var byteCount: Int { rows.count * (MemoryLayout<Int32>.stride + MemoryLayout<Float>.stride) }
 }

@@ -482,7 +482,32 @@ public struct SwipeEngine<M: Matcher>: Sendable {
     /// derives a near row's one distance term from the distance it has just computed.
     @inline(__always)
     func rawScore(row: Int, weights: PreferenceWeights, termCount: Int, units: (Int) -> Int16) -> Float {
-        var s = matcher.catalog.featureRows.dot(row: row, weights.features)
+        rawScore(featureSum: matcher.catalog.featureRows.dot(row: row, weights.features), row: row, weights: weights,
+                 termCount: termCount, units: units)
+    }
+
+    /// The raw scores of several rows as `rawScore(row:weights:student:)` computes each, bit for
+    /// bit, their feature sums computed together (`FeatureRows.dots`): the rows a grade scale
+    /// samples lie all over a large catalog.
+    ///
+    /// - Complexity: O(rows.count × (d + k)).
+    func rawScores(rows: [Int32], weights: PreferenceWeights, student: M.Student) -> [Float] {
+        let terms = student.terms, termCount = terms.names.count
+        var sums = matcher.catalog.featureRows.dots(rows: rows, weights.features)
+        for (i, row) in rows.enumerated() {
+            sums[i] = rawScore(featureSum: sums[i], row: Int(row), weights: weights, termCount: termCount) {
+                terms.units(term: $0, item: Int(row))
+            }
+        }
+        return sums
+    }
+
+    /// `rawScore(row:weights:termCount:units:)` from the row's feature sum
+    /// (`FeatureRows.dot(row:_:)`, or its value from `FeatureRows.dots`): the terms, then the
+    /// ranking offset, added to it.
+    @inline(__always)
+    func rawScore(featureSum: Float, row: Int, weights: PreferenceWeights, termCount: Int, units: (Int) -> Int16) -> Float {
+        var s = featureSum
         for k in 0..<termCount where weights.terms[k] != 0 {
             // `RelativeTerms.addWeighted`'s operations: scale × the stored unit count, added.
             let scale: Float = weights.terms[k] / RelativeTerms.unit

@@ -30,8 +30,6 @@ extension BatchPools {
         let distances = student.distances
         let far = shape.home == nil ? Float.infinity : CandidateIndex.farMiles(preferred: shape.preferredMiles,
                                                                                 expansion: engine.configuration.expansion)
-        // NaN (no location) is not far: such rows are scored one by one.
-        func isFar(_ row: Int) -> Bool { shape.home == nil || distances[row] > far }
         let regions = engine.regions
         let bonusOn = pools == 3 && !regions.codeOfRow.isEmpty && session.regionShown.contains(false)
         let bonus = engine.configuration.discoveryNoveltyBonus
@@ -43,21 +41,33 @@ extension BatchPools {
         let preferred = Float(shape.preferredMiles)
         // A near row: counted in its pool, and kept when its pool score ranks and it is unseen
         // (served and judged rows are taken off the counts afterwards).
-        func scoreOne(_ row: Int, distance d: Float) {
+        func scoreOne(_ row: Int, distance d: Float, featureSum: Float) {
             nearRows += 1
             let p = session.poolIndex(distance: d)
             counts[p] += 1
-            var score = engine.rawScore(row: row, weights: weights, termCount: 1) { _ in RelativeTerms.distanceFitUnits(miles: d, preferred: preferred) }
+            var score = engine.rawScore(featureSum: featureSum, row: row, weights: weights, termCount: 1) { _ in
+                RelativeTerms.distanceFitUnits(miles: d, preferred: preferred)
+            }
             if bonusOn && p == discovery && !session.regionShown[Int(regions.codeOfRow[row])] { score = score + bonus }
             if lists[p].admits(score: score, row: row) && session.isUnseen(row: row) { lists[p].insert(score: score, row: row) }
         }
-        if let home = shape.home {
-            // Listed when the student was resolved (unless another configuration's radius).
-            // A row the index has no coordinates for may still have a distance (the matcher
-            // places it another way); a far one is the blocks' to find, so it is never listed twice.
-            let near = cached.flatMap { $0.far == far ? $0 : nil } ?? index.nearRows(of: home, distances: distances, far: far)
-            for (row, d) in zip(near.rows, near.distances) { scoreOne(Int(row), distance: d) }
+        // The rows scored one by one: those within `far` (the distance not above it: NaN, no
+        // location, is not far either), listed when the student was resolved (unless another
+        // configuration's radius). A row the index has no coordinates for may still have a
+        // distance (the matcher places it another way); a far one is the blocks' to find, so it
+        // is never listed twice. Every other row is far.
+        let near = shape.home.map { home in
+            cached.flatMap { $0.far == far ? $0 : nil } ?? index.nearRows(of: home, distances: distances, far: far)
         }
+        if let near {
+            // The feature sums first, all together (`FeatureRows.dots`: the near rows are
+            // scattered over the catalog's storage, and one at a time each waited on memory).
+            let sums = engine.matcher.catalog.featureRows.dots(rows: near.rows, weights.features)
+            for i in near.rows.indices { scoreOne(Int(near.rows[i]), distance: near.distances[i], featureSum: sums[i]) }
+        }
+        // Whether a row is far: not listed near (a binary search; its distance, computed, cost
+        // more — the search asks this of every row that would rank).
+        func isFar(_ row: Int) -> Bool { near.map { !$0.contains(row) } ?? true }
         let farPool = pools == 3 ? discovery : 0
         counts[farPool] += engine.matcher.catalog.count - nearRows
         func pool(_ row: Int) -> Int {

@@ -263,9 +263,11 @@ public struct SwipeSession<M: Matcher>: Sendable {
             // a deck — a seventh of the server's CPU under load.
             guard indexed else { return engine.matcher.gradeScale(raw: raw, matchOffsets: engine.exposureOffsets) }
             let calibration = engine.matcher.calibration
-            return GradeScale(sample: GradeScale.sampleRows(catalogCount: engine.matcher.catalog.count).map { row in
-                Double(engine.matchRaw(rawScore(row: row, engine: engine, student: student), row: row))
-            }) { calibration.cardMatchScore(raw: $0) }
+            let rows = GradeScale.sampleRows(catalogCount: engine.matcher.catalog.count).map { Int32($0) }
+            let raws = engine.rawScores(rows: rows, weights: weights, student: student)
+            return GradeScale(sample: zip(rows, raws).map { row, raw in Double(engine.matchRaw(raw, row: Int(row))) }) {
+                calibration.cardMatchScore(raw: $0)
+            }
         }
     }
 
