@@ -257,33 +257,40 @@ public struct LinearBlockIndex: Sendable {
     static func dots(_ x: UnsafeBufferPointer<Float>, bases: UnsafeBufferPointer<Int>, _ weights: [Float],
                      into sums: UnsafeMutableBufferPointer<Float>) {
         let active = (0..<weights.count).filter { weights[$0] != 0 }
-        let n = bases.count
         weights.withUnsafeBufferPointer { w in
-            active.withUnsafeBufferPointer { active in
-                var i = 0
-                while i &+ 8 <= n {
-                    let (b0, b1, b2, b3) = (bases[i], bases[i &+ 1], bases[i &+ 2], bases[i &+ 3])
-                    let (b4, b5, b6, b7) = (bases[i &+ 4], bases[i &+ 5], bases[i &+ 6], bases[i &+ 7])
-                    var (s0, s1, s2, s3): (Float, Float, Float, Float) = (0, 0, 0, 0)
-                    var (s4, s5, s6, s7): (Float, Float, Float, Float) = (0, 0, 0, 0)
-                    for j in active {
-                        let wj = w[j]
-                        s0 = s0 + wj * x[b0 &+ j]; s1 = s1 + wj * x[b1 &+ j]
-                        s2 = s2 + wj * x[b2 &+ j]; s3 = s3 + wj * x[b3 &+ j]
-                        s4 = s4 + wj * x[b4 &+ j]; s5 = s5 + wj * x[b5 &+ j]
-                        s6 = s6 + wj * x[b6 &+ j]; s7 = s7 + wj * x[b7 &+ j]
-                    }
-                    (sums[i], sums[i &+ 1], sums[i &+ 2], sums[i &+ 3]) = (s0, s1, s2, s3)
-                    (sums[i &+ 4], sums[i &+ 5], sums[i &+ 6], sums[i &+ 7]) = (s4, s5, s6, s7)
-                    i &+= 8
-                }
-                while i < n {
-                    var s: Float = 0
-                    for j in active { s = s + w[j] * x[bases[i] &+ j] }
-                    sums[i] = s
-                    i &+= 1
-                }
+            active.withUnsafeBufferPointer { dots(x, bases: bases, w, active: $0, into: sums) }
+        }
+    }
+
+    /// `dots(_:bases:_:into:)` with the nonzero weights' columns given (ascending): a search
+    /// calls it once per block it scans, and its rows, contiguous, are eight independent sums
+    /// instead of one chain of dependent additions.
+    @inline(__always)
+    static func dots(_ x: UnsafeBufferPointer<Float>, bases: UnsafeBufferPointer<Int>, _ w: UnsafeBufferPointer<Float>,
+                     active: UnsafeBufferPointer<Int>, into sums: UnsafeMutableBufferPointer<Float>) {
+        let n = bases.count
+        var i = 0
+        while i &+ 8 <= n {
+            let (b0, b1, b2, b3) = (bases[i], bases[i &+ 1], bases[i &+ 2], bases[i &+ 3])
+            let (b4, b5, b6, b7) = (bases[i &+ 4], bases[i &+ 5], bases[i &+ 6], bases[i &+ 7])
+            var (s0, s1, s2, s3): (Float, Float, Float, Float) = (0, 0, 0, 0)
+            var (s4, s5, s6, s7): (Float, Float, Float, Float) = (0, 0, 0, 0)
+            for j in active {
+                let wj = w[j]
+                s0 = s0 + wj * x[b0 &+ j]; s1 = s1 + wj * x[b1 &+ j]
+                s2 = s2 + wj * x[b2 &+ j]; s3 = s3 + wj * x[b3 &+ j]
+                s4 = s4 + wj * x[b4 &+ j]; s5 = s5 + wj * x[b5 &+ j]
+                s6 = s6 + wj * x[b6 &+ j]; s7 = s7 + wj * x[b7 &+ j]
             }
+            (sums[i], sums[i &+ 1], sums[i &+ 2], sums[i &+ 3]) = (s0, s1, s2, s3)
+            (sums[i &+ 4], sums[i &+ 5], sums[i &+ 6], sums[i &+ 7]) = (s4, s5, s6, s7)
+            i &+= 8
+        }
+        while i < n {
+            var s: Float = 0
+            for j in active { s = s + w[j] * x[bases[i] &+ j] }
+            sums[i] = s
+            i &+= 1
         }
     }
 
@@ -337,6 +344,13 @@ public struct LinearBlockIndex: Sendable {
         // blocks, and sorting them all was a tenth of a deck at a million items.
         var heap = BlockHeap(bounds: bounds, firstRows: (0..<blocks).map { rowAtPosition[blockStarts[$0]] })
         var scanned = 0
+        // A scanned block's feature sums, computed together (`dots`), then its rows one by one.
+        let longest = (0..<blocks).reduce(0) { max($0, blockStarts[$1 + 1] - blockStarts[$1]) }
+        let bases = UnsafeMutableBufferPointer<Int>.allocate(capacity: longest), sums = UnsafeMutableBufferPointer<Float>.allocate(capacity: longest)
+        let w = UnsafeMutableBufferPointer<Float>.allocate(capacity: d), columns = UnsafeMutableBufferPointer<Int>.allocate(capacity: active.count)
+        defer { bases.deallocate(); sums.deallocate(); w.deallocate(); columns.deallocate() }
+        _ = w.initialize(from: weights)
+        _ = columns.initialize(from: active)
         values.withUnsafeBufferPointer { x in
             rowAtPosition.withUnsafeBufferPointer { rows in
                 while let b = heap.pop() {
@@ -347,10 +361,12 @@ public struct LinearBlockIndex: Sendable {
                         if bounds[b] < worst || (bounds[b] == worst && Int(rows[blockStarts[b]]) > worstRow) { break }
                     }
                     scanned += 1
-                    for p in blockStarts[b]..<blockStarts[b + 1] {
-                        var s: Float = 0
-                        let base = p * d
-                        for j in active { s = s + weights[j] * x[base + j] }
+                    let first = blockStarts[b], count = blockStarts[b + 1] - first
+                    for i in 0..<count { bases[i] = (first &+ i) &* d }
+                    Self.dots(x, bases: UnsafeBufferPointer(rebasing: bases[0..<count]), UnsafeBufferPointer(w),
+                              active: UnsafeBufferPointer(columns), into: UnsafeMutableBufferPointer(rebasing: sums[0..<count]))
+                    for p in first..<(first + count) {
+                        var s = sums[p &- first]
                         for c in constants { s = s + c }
                         if let offsets { s = s + offsets.byPosition[p] }
                         if let bonus, bonus.eligible[Int(bonus.codes[p])] { s = s + bonus.amount }
