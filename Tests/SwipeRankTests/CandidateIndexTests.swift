@@ -63,6 +63,15 @@ struct CandidateIndexTests {
         var rng = SplitMix64(seed: seed &* 31)
         var swipe = 0
         for round in 0..<rounds {
+            // The student's grade scale, bit for bit: the index path scores the sampled rows
+            // from its own copy of their features and the student's cached terms there.
+            if a.usesCandidateIndex(student: a.student) {
+                let (scoresA, scoresB) = (a.deckScores(), b.deckScores())
+                #expect(scoresA.indexed && !scoresB.indexed && scoresA.gradeSampleUnits != nil)
+                let (scaleA, scaleB) = (scoresA.gradeScale(engine: engines.indexed, student: scoresA.student),
+                                        scoresB.gradeScale(engine: engines.scan, student: scoresB.student))
+                #expect(scaleA.thresholds.map(\.bitPattern) == scaleB.thresholds.map(\.bitPattern), "round \(round): grade scales differ")
+            }
             let deckA = a.deck(count: count), deckB = b.deck(count: count)
             #expect(deckA == deckB, "seed \(seed) round \(round): decks differ\n\(deckA.ids)\n\(deckB.ids)")
             guard deckA == deckB else { return }

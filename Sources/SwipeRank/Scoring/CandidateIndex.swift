@@ -41,6 +41,11 @@ final class CandidateIndex: Sendable {
     let unlocatedRows: [Int]
     /// The region code of each row by block position (empty without regions).
     let regionCodesByPosition: [Int32]
+    /// The grade scale's sampled rows (`GradeScale.sampleRows`), and their features copied
+    /// together in that order: every indexed deck scores them, and read where the catalog
+    /// stores them they were a thousand scattered cache misses a deck.
+    let gradeSampleRows: [Int32]
+    let gradeSampleFeatures: FeatureRows
 
     init(catalog: Catalog, regions: RegionCodes) {
         // Blocks that came with the catalog (its cache) are used as they are: no splitting and
@@ -49,6 +54,17 @@ final class CandidateIndex: Sendable {
         grid = GeoGrid(locations: catalog.locations)
         unlocatedRows = catalog.locations.indices.filter { catalog.locations[$0] == nil }
         regionCodesByPosition = regions.codeOfRow.isEmpty ? [] : blocks.codes(regions.codeOfRow)
+        gradeSampleRows = GradeScale.sampleRows(catalogCount: catalog.count).map { Int32($0) }
+        let d = catalog.dimension, rows = catalog.featureRows
+        gradeSampleFeatures = FeatureRows(Matrix(rows: gradeSampleRows.count, columns: d, elements: gradeSampleRows.lazy.flatMap { row in
+            (0..<d).lazy.map { rows[Int(row), $0] }
+        }))
+    }
+
+    /// The sampled rows' feature sums for `weights` (`FeatureRows.dot` of each, bit for bit),
+    /// in `gradeSampleRows` order, read from the contiguous copy.
+    func gradeSampleSums(_ weights: [Float]) -> [Float] {
+        gradeSampleFeatures.dots(rows: (0..<Int32(gradeSampleRows.count)).map { $0 }, weights)
     }
 
     /// The rows within `far` miles of `home`, and the rows without coordinates that are not

@@ -486,17 +486,18 @@ public struct SwipeEngine<M: Matcher>: Sendable {
                  termCount: termCount, units: units)
     }
 
-    /// The raw scores of several rows as `rawScore(row:weights:student:)` computes each, bit for
-    /// bit, their feature sums computed together (`FeatureRows.dots`): the rows a grade scale
-    /// samples lie all over a large catalog.
+    /// The raw scores of the grade scale's sampled rows (`CandidateIndex.gradeSampleRows`) as
+    /// `rawScore(row:weights:student:)` computes each, bit for bit: the feature sums from the
+    /// index's contiguous copy, the terms from the student's cached values at those rows
+    /// (`CachedStudent.gradeSampleUnits`) when there are some, else as the student computes them.
     ///
-    /// - Complexity: O(rows.count × (d + k)).
-    func rawScores(rows: [Int32], weights: PreferenceWeights, student: M.Student) -> [Float] {
+    /// - Complexity: O(m × (d + k)) for m sampled rows.
+    func gradeSampleRawScores(index: CandidateIndex, weights: PreferenceWeights, student: M.Student, units: [Int16]?) -> [Float] {
         let terms = student.terms, termCount = terms.names.count
-        var sums = matcher.catalog.featureRows.dots(rows: rows, weights.features)
-        for (i, row) in rows.enumerated() {
-            sums[i] = rawScore(featureSum: sums[i], row: Int(row), weights: weights, termCount: termCount) {
-                terms.units(term: $0, item: Int(row))
+        var sums = index.gradeSampleSums(weights.features)
+        for (i, row) in index.gradeSampleRows.enumerated() {
+            sums[i] = rawScore(featureSum: sums[i], row: Int(row), weights: weights, termCount: termCount) { k in
+                units.map { $0[i &* termCount &+ k] } ?? terms.units(term: k, item: Int(row))
             }
         }
         return sums
@@ -584,8 +585,17 @@ public struct SwipeEngine<M: Matcher>: Sendable {
             let far = CandidateIndex.farMiles(preferred: shape.preferredMiles, expansion: configuration.expansion)
             near = candidateIndex.nearRows(of: home, distances: student.distances, far: far)
         }
-        let cached = CachedStudent(student: student, near: near)
-        students.put(key, cached, cost: student.byteCount + (near?.byteCount ?? 0))
+        // The terms at the grade scale's sampled rows: every indexed deck reads them, and on
+        // this path each read computes its value.
+        let gradeUnits = candidateIndex.map { index in
+            let terms = student.terms, k = terms.names.count, rows = index.gradeSampleRows
+            var units = [Int16](repeating: 0, count: rows.count * k)
+            for (i, row) in rows.enumerated() { for t in 0..<k { units[i * k + t] = terms.units(term: t, item: Int(row)) } }
+            return units
+        }
+        let cached = CachedStudent(student: student, near: near, gradeSampleUnits: gradeUnits)
+        let bytes = student.byteCount + (near?.byteCount ?? 0) + (gradeUnits?.count ?? 0) * MemoryLayout<Int16>.stride
+        students.put(key, cached, cost: bytes)
         return cached
     }
 
@@ -595,6 +605,9 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         /// The rows an indexed deck scores one by one, when the engine has a candidate index
         /// and the student a home: listed once per resolved student, not once per deck.
         let near: NearRows?
+        /// With a candidate index: the student's terms at the grade scale's sampled rows,
+        /// `CandidateIndex.gradeSampleRows` × terms, row-major.
+        let gradeSampleUnits: [Int16]?
     }
 
     /// The prior of a new session: the cold-start weights (shifted by the population prior's

@@ -240,6 +240,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
         let student: M.Student
         /// The rows near home the index path scores one by one, from the student cache.
         var near: NearRows? = nil
+        /// The student's terms at the grade scale's sampled rows, from the student cache (the
+        /// index path).
+        var gradeSampleUnits: [Int16]? = nil
         /// Every row's raw score (the full scan); empty when `indexed`.
         let raw: [Float]
         let terms: [Float]?
@@ -263,9 +266,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
             // a deck — a seventh of the server's CPU under load.
             guard indexed else { return engine.matcher.gradeScale(raw: raw, matchOffsets: engine.exposureOffsets) }
             let calibration = engine.matcher.calibration
-            let rows = GradeScale.sampleRows(catalogCount: engine.matcher.catalog.count).map { Int32($0) }
-            let raws = engine.rawScores(rows: rows, weights: weights, student: student)
-            return GradeScale(sample: zip(rows, raws).map { row, raw in Double(engine.matchRaw(raw, row: Int(row))) }) {
+            guard let index = engine.candidateIndex else { preconditionFailure("an indexed deck without the engine's candidate index") }
+            let raws = engine.gradeSampleRawScores(index: index, weights: weights, student: student, units: gradeSampleUnits)
+            return GradeScale(sample: zip(index.gradeSampleRows, raws).map { row, raw in Double(engine.matchRaw(raw, row: Int(row))) }) {
                 calibration.cardMatchScore(raw: $0)
             }
         }
@@ -313,7 +316,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
         }
         let student = cached.student
         if usesCandidateIndex(student: student) {
-            return DeckScores(weights: weights, student: student, near: cached.near, raw: [], terms: nil, reasons: nil, indexed: true)
+            return DeckScores(weights: weights, student: student, near: cached.near, gradeSampleUnits: cached.gradeSampleUnits,
+                              raw: [], terms: nil, reasons: nil, indexed: true)
         }
         var raw: [Float] = []
         engine.rawScores(weights: weights, student: student, into: &raw)
