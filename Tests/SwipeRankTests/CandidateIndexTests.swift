@@ -68,8 +68,8 @@ struct CandidateIndexTests {
             if a.usesCandidateIndex(student: a.student) {
                 let (scoresA, scoresB) = (a.deckScores(), b.deckScores())
                 #expect(scoresA.indexed && !scoresB.indexed && scoresA.gradeSampleUnits != nil)
-                let (scaleA, scaleB) = (scoresA.gradeScale(engine: engines.indexed, student: scoresA.student),
-                                        scoresB.gradeScale(engine: engines.scan, student: scoresB.student))
+                let (scaleA, scaleB) = (scoresA.gradeScale(engine: engines.indexed),
+                                        scoresB.gradeScale(engine: engines.scan))
                 #expect(scaleA.thresholds.map(\.bitPattern) == scaleB.thresholds.map(\.bitPattern), "round \(round): grade scales differ")
             }
             let deckA = a.deck(count: count), deckB = b.deck(count: count)

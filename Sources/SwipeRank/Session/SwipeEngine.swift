@@ -488,17 +488,16 @@ public struct SwipeEngine<M: Matcher>: Sendable {
 
     /// The raw scores of the grade scale's sampled rows (`CandidateIndex.gradeSampleRows`) as
     /// `rawScore(row:weights:student:)` computes each, bit for bit: the feature sums from the
-    /// index's contiguous copy, the terms from the student's cached values at those rows
-    /// (`CachedStudent.gradeSampleUnits`) when there are some, else as the student computes them.
+    /// index's contiguous copy, the terms from the student's values at those rows
+    /// (`CachedStudent.gradeSampleUnits`, cached with every student of an engine with an index).
     ///
     /// - Complexity: O(m × (d + k)) for m sampled rows.
-    func gradeSampleRawScores(index: CandidateIndex, weights: PreferenceWeights, student: M.Student, units: [Int16]?) -> [Float] {
-        let terms = student.terms, termCount = terms.names.count
+    func gradeSampleRawScores(index: CandidateIndex, weights: PreferenceWeights, units: [Int16]) -> [Float] {
+        let termCount = weights.terms.count
+        precondition(units.count == index.gradeSampleRows.count * termCount, "gradeSampleRawScores: \(units.count) term values")
         var sums = index.gradeSampleSums(weights.features)
         for (i, row) in index.gradeSampleRows.enumerated() {
-            sums[i] = rawScore(featureSum: sums[i], row: Int(row), weights: weights, termCount: termCount) { k in
-                units.map { $0[i &* termCount &+ k] } ?? terms.units(term: k, item: Int(row))
-            }
+            sums[i] = rawScore(featureSum: sums[i], row: Int(row), weights: weights, termCount: termCount) { units[i &* termCount &+ $0] }
         }
         return sums
     }

@@ -32,7 +32,7 @@ extension SwipeSession {
     private func openCards(_ open: [ServedCard], scores: DeckScores) -> [OpenCard] {
         let (weights, reasons) = (scores.weights, scores.reasons)
         let student = self.student
-        let grades = scores.gradeScale(engine: engine, student: student)
+        let grades = scores.gradeScale(engine: engine)
         var placed: [(row: Int, raw: Float)] = []
         var cards = open.map { served in
             let raw = scores.rawScore(row: served.row, engine: engine, student: student)

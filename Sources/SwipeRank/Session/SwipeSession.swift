@@ -260,14 +260,16 @@ public struct SwipeSession<M: Matcher>: Sendable {
         /// The deck's grade scale (`GradeScale`): the sampled rows' match scores read from these
         /// scores (computed one by one on the index path, bit for bit the scan's), so both paths
         /// grade alike and the scan path scores nothing twice.
-        func gradeScale(engine: SwipeEngine<M>, student: M.Student) -> GradeScale {
+        func gradeScale(engine: SwipeEngine<M>) -> GradeScale {
             // The scan path reads its arrays, with no generic call per sampled row: the service
             // runs the engine unspecialized, and such a call looked up type metadata 1,024 times
             // a deck — a seventh of the server's CPU under load.
             guard indexed else { return engine.matcher.gradeScale(raw: raw, matchOffsets: engine.exposureOffsets) }
             let calibration = engine.matcher.calibration
-            guard let index = engine.candidateIndex else { preconditionFailure("an indexed deck without the engine's candidate index") }
-            let raws = engine.gradeSampleRawScores(index: index, weights: weights, student: student, units: gradeSampleUnits)
+            guard let index = engine.candidateIndex, let gradeSampleUnits else {
+                preconditionFailure("an indexed deck without the engine's candidate index or the student's cached terms")
+            }
+            let raws = engine.gradeSampleRawScores(index: index, weights: weights, units: gradeSampleUnits)
             return GradeScale(sample: zip(index.gradeSampleRows, raws).map { row, raw in Double(engine.matchRaw(raw, row: Int(row))) }) {
                 calibration.cardMatchScore(raw: $0)
             }
@@ -353,7 +355,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // The posterior is fixed within a deck: the factor is laid out once for all its probes,
         // and a card in the windows of two probes of one band has one variance, computed once.
         var variances = DeckVariances()
-        let grades = scores.gradeScale(engine: engine, student: student)
+        let grades = scores.gradeScale(engine: engine)
         let first = served.count
         // One copy of the engine for the loop (each read of the generic field looks up type
         // metadata when this runs unspecialized), and a local function rather than a closure
