@@ -23,15 +23,14 @@ extension PostgresStore: StudentStore {
         }
     }
 
-    /// See `StudentStore.studentVersion(_:)`: one indexed row, no profile or snapshot.
+    /// See `StudentStore.studentVersion(_:)`: one indexed row, no profile or snapshot, read by a
+    /// query shared with every other student's check asked while the last one was in flight
+    /// (`GroupCommit`): a deck request's check is most of what it costs PostgreSQL. A check
+    /// never joins a query already sent, so it sees every write finished before it was asked.
     ///
     /// - Parameter studentID: The student.
     public func studentVersion(_ studentID: String) async throws(StoreError) -> Int? {
-        try await call("reading a student's version") {
-            let rows = try await client.query("SELECT version FROM students WHERE student_id = \(studentID)", logger: logger)
-            for try await version in rows.decode(Int.self) { return version }
-            return nil
-        }
+        try await versions.submit(studentID).get()
     }
 
     /// See `StudentStore.events(of:after:kinds:limit:)`.
@@ -107,36 +106,83 @@ extension PostgresStore: StudentStore {
     }
 
     /// The append almost every request makes — one event (a served deck, a swipe) for a student
-    /// who exists, no profile or snapshot change — as one statement: one round trip where the
-    /// transaction takes five (BEGIN, the row lock, the insert, the version, COMMIT). A single
-    /// statement is atomic by itself: its `FOR UPDATE` takes the student's row lock (a writer
-    /// on another instance waits, then sees the new version and inserts nothing), the event is
-    /// inserted only at the expected version, and the version moves only if it was.
+    /// who exists, no profile or snapshot change — joins the next batch (`GroupCommit`): one
+    /// statement, one round trip and one commit for every such append that arrived while the
+    /// last batch was out, where a transaction took five round trips for each.
     private func appendOne(_ e: StoredEvent, to studentID: String, expectedVersion: Int) async throws(StoreError) -> AppendOutcome {
-        let next = expectedVersion + 1
-        do {
-            let rows = try await client.query("""
-                WITH current AS (
-                    SELECT version FROM students WHERE student_id = \(studentID) FOR UPDATE
-                ), appended AS (
-                    INSERT INTO events (student_id, seq, kind, client_id, request_digest, payload, response, created_at)
-                    SELECT \(studentID), \(next), \(e.kind.rawValue), \(e.clientID), \(e.requestDigest), \(e.payload), \(e.response),
-                           \(e.createdAt)
-                    FROM current WHERE version = \(expectedVersion)
-                    RETURNING seq
-                )
-                UPDATE students SET version = \(next), updated_at = \(e.createdAt)
-                WHERE student_id = \(studentID) AND EXISTS (SELECT 1 FROM appended)
-                RETURNING version
-                """, logger: logger)
-            var written = false
-            for try await _ in rows.decode(Int.self) { written = true }
-            return written ? .appended(version: next) : .conflict
-        } catch where Self.isUniqueViolation(error) {
-            return .conflict  // a client id already taken: the statement wrote nothing
-        } catch {
-            throw Self.wrap("appending for a student", error)
+        try await appends.submit(OneAppend(event: e, studentID: studentID, expectedVersion: expectedVersion)).get()
+    }
+
+    /// Runs a batch of one-event appends: the students' first appends in one statement, a
+    /// student's second (rare: two instances, or a retry) in a second statement after it, and
+    /// so on, so each append still sees the ones submitted before it.
+    static func appendBatch(_ batch: [OneAppend], _ client: PostgresClient, _ logger: Logger) async
+        -> [Result<AppendOutcome, StoreError>] {
+        var outcomes = [Result<AppendOutcome, StoreError>?](repeating: nil, count: batch.count)
+        var remaining = Array(batch.indices)
+        while !remaining.isEmpty {
+            var students = Set<String>()
+            var layer: [Int] = [], later: [Int] = []
+            for i in remaining {
+                if students.insert(batch[i].studentID).inserted { layer.append(i) } else { later.append(i) }
+            }
+            let items = layer.map { batch[$0] }
+            do {
+                let written = try await appendStatement(items, client, logger)
+                for i in layer {
+                    let a = batch[i]
+                    outcomes[i] = .success(written.contains(a.studentID) ? .appended(version: a.expectedVersion + 1) : .conflict)
+                }
+            } catch {
+                let failure = wrap("appending for a student", error)
+                for i in layer { outcomes[i] = .failure(failure) }
+            }
+            remaining = later
         }
+        return outcomes.map { $0! }
+    }
+
+    /// One statement for appends of distinct students, atomic as a whole: it locks the
+    /// students' rows in one order (`ORDER BY … FOR UPDATE`, so two instances' batches cannot
+    /// deadlock; a writer elsewhere waits, then sees the new version), inserts each event only
+    /// at its expected version and where no event holds its client id (`ON CONFLICT DO
+    /// NOTHING`: that append alone is a conflict), and moves the version of exactly those
+    /// students. Returns the students appended to.
+    private static func appendStatement(_ items: [OneAppend], _ client: PostgresClient, _ logger: Logger) async throws -> Set<String> {
+        // postgres-nio binds no array with NULL elements: a flag per nullable column instead.
+        let ids = items.map(\.studentID)
+        let expected = items.map(\.expectedVersion)
+        let kinds = items.map(\.event.kind.rawValue)
+        let clientIDs = items.map { $0.event.clientID ?? "" }, hasClientID = items.map { $0.event.clientID != nil }
+        let digests = items.map { $0.event.requestDigest ?? "" }, hasDigest = items.map { $0.event.requestDigest != nil }
+        let payloads = items.map { ByteBuffer(bytes: $0.event.payload) }
+        let responses = items.map { ByteBuffer(bytes: $0.event.response ?? Data()) }, hasResponse = items.map { $0.event.response != nil }
+        let created = items.map(\.event.createdAt)
+        let rows = try await client.query("""
+            WITH input AS (
+                SELECT * FROM unnest(\(ids)::text[], \(expected)::int8[], \(kinds)::text[], \(clientIDs)::text[], \(hasClientID)::bool[],
+                                     \(digests)::text[], \(hasDigest)::bool[], \(payloads)::bytea[], \(responses)::bytea[],
+                                     \(hasResponse)::bool[], \(created)::int8[])
+                    AS i(student_id, expected, kind, client_id, has_client_id, request_digest, has_digest, payload, response,
+                         has_response, created_at)
+            ), current AS MATERIALIZED (
+                SELECT student_id, version FROM students WHERE student_id = ANY(\(ids)) ORDER BY student_id FOR UPDATE
+            ), appended AS (
+                INSERT INTO events (student_id, seq, kind, client_id, request_digest, payload, response, created_at)
+                SELECT i.student_id, i.expected + 1, i.kind, CASE WHEN i.has_client_id THEN i.client_id END,
+                       CASE WHEN i.has_digest THEN i.request_digest END, i.payload, CASE WHEN i.has_response THEN i.response END,
+                       i.created_at
+                FROM input i JOIN current c ON c.student_id = i.student_id AND c.version = i.expected
+                ON CONFLICT DO NOTHING
+                RETURNING student_id, seq, created_at
+            )
+            UPDATE students s SET version = a.seq, updated_at = a.created_at FROM appended a
+            WHERE s.student_id = a.student_id
+            RETURNING s.student_id
+            """, logger: logger)
+        var written = Set<String>()
+        for try await id in rows.decode(String.self) { written.insert(id) }
+        return written
     }
 
     private static func apply(_ events: [StoredEvent], _ studentID: String, _ expectedVersion: Int, _ update: StudentUpdate,

@@ -23,6 +23,10 @@ import SwipeRankStore
 public final class PostgresStore: Sendable, Service {
     let client: PostgresClient
     let logger: Logger
+    /// Version checks coalesced: one query for every student asked while the last was in flight.
+    let versions: GroupCommit<String, Result<Int?, StoreError>>
+    /// One-event appends batched: one statement and one commit for all that arrived together.
+    let appends: GroupCommit<OneAppend, Result<AppendOutcome, StoreError>>
     /// The schema the tables live in.
     public let schema: String
 
@@ -60,8 +64,22 @@ public final class PostgresStore: Sendable, Service {
             password: components.password, database: components.path.isEmpty ? nil : String(components.path.dropFirst()), tls: tls)
         configuration.options.maximumConnections = maxConnections
         configuration.options.additionalStartupParameters = [("search_path", schema)]
-        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
         self.logger = logger
+        self.versions = GroupCommit(maxBatch: 256) { ids in
+            do {
+                var found: [String: Int] = [:]
+                let distinct = Array(Set(ids))
+                let rows = try await client.query("SELECT student_id, version FROM students WHERE student_id = ANY(\(distinct))",
+                                                  logger: logger)
+                for try await (id, version) in rows.decode((String, Int).self) { found[id] = version }
+                return ids.map { .success(found[$0]) }
+            } catch {
+                return Array(repeating: .failure(Self.wrap("reading a student's version", error)), count: ids.count)
+            }
+        }
+        self.appends = GroupCommit(maxBatch: 256) { batch in await Self.appendBatch(batch, client, logger) }
         self.schema = schema
     }
 
@@ -234,6 +252,13 @@ public final class PostgresStore: Sendable, Service {
     }
 
     struct ConflictSignal: Error {}
+
+    /// A one-event append waiting for the next batch (`appendBatch`).
+    struct OneAppend: Sendable {
+        let event: StoredEvent
+        let studentID: String
+        let expectedVersion: Int
+    }
 
     static func isUniqueViolation(_ error: any Error) -> Bool {
         (cause(error) as? PSQLError)?.serverInfo?[.sqlState] == "23505"

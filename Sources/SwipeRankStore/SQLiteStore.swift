@@ -476,66 +476,6 @@ struct PendingAppend: Sendable {
     var update: StudentUpdate
 }
 
-/// Group commit: callers submit work and wait; one drain task at a time takes everything
-/// waiting (up to `maxBatch`) and runs it in one call of `run`, which answers each item.
-/// While a batch runs, new submissions queue for the next one, so the batch size follows
-/// the load: one item when idle, many when busy, never a timer's wait.
-final class GroupCommit<Item: Sendable, Outcome: Sendable>: Sendable {
-    private struct Waiting: Sendable {
-        var item: Item
-        var continuation: CheckedContinuation<Outcome, Never>
-    }
-
-    private struct State: Sendable {
-        var queue: [Waiting] = []
-        var draining = false
-    }
-
-    private let state = Mutex(State())
-    private let maxBatch: Int
-    private let run: @Sendable ([Item]) async -> [Outcome]
-
-    /// - Parameters:
-    ///   - maxBatch: The most items in one call of `run`.
-    ///   - run: Runs a batch; returns one outcome per item, in order.
-    init(maxBatch: Int, run: @escaping @Sendable ([Item]) async -> [Outcome]) {
-        precondition(maxBatch >= 1)
-        self.maxBatch = maxBatch
-        self.run = run
-    }
-
-    /// Queues `item` and waits for its outcome.
-    func submit(_ item: Item) async -> Outcome {
-        await withCheckedContinuation { continuation in
-            let start = state.withLock { state -> Bool in
-                state.queue.append(Waiting(item: item, continuation: continuation))
-                guard !state.draining else { return false }
-                state.draining = true
-                return true
-            }
-            if start { Task { await self.drain() } }
-        }
-    }
-
-    private func drain() async {
-        while true {
-            let batch = state.withLock { state -> [Waiting] in
-                guard !state.queue.isEmpty else {
-                    state.draining = false
-                    return []
-                }
-                let batch = Array(state.queue.prefix(maxBatch))
-                state.queue.removeFirst(batch.count)
-                return batch
-            }
-            guard !batch.isEmpty else { return }
-            let outcomes = await run(batch.map(\.item))
-            precondition(outcomes.count == batch.count, "a batch must answer every item")
-            for (waiting, outcome) in zip(batch, outcomes) { waiting.continuation.resume(returning: outcome) }
-        }
-    }
-}
-
 extension SQLiteStore: GroupStore {
     /// See `GroupStore.createGroup(_:)`.
     ///

@@ -28,9 +28,9 @@ import Testing
         }
     }
 
-    static func event(_ kind: EventKind, _ text: String, client: String? = nil, at: Int64 = 1) -> StoredEvent {
+    static func event(_ kind: EventKind, _ text: String, client: String? = nil, at: Int64 = 1, response: Bool = true) -> StoredEvent {
         StoredEvent(kind: kind, clientID: client, requestDigest: client.map { "d-\($0)" }, payload: Data(text.utf8),
-                    response: Data("r-\(text)".utf8), createdAt: at)
+                    response: response ? Data("r-\(text)".utf8) : nil, createdAt: at)
     }
 
     @Test("catalog changes: appended in order at the expected sequence, a stale writer gets nil, deletions kept as such", arguments: Kind.available)
@@ -160,7 +160,7 @@ import Testing
         let (store, done) = try await Self.make(kind)
         defer { done() }
         var rng = SystemRandomNumberGeneratorSeeded(seed: 42)
-        var model: [String: [(kind: EventKind, client: String?)]] = [:]
+        var model: [String: [StoredEvent]] = [:]
         let students = ["a", "b", "c"]
         let kinds: [EventKind] = [.served, .swipe, .save, .feedback]
         for step in 0..<300 {
@@ -173,16 +173,17 @@ import Testing
             for _ in 0..<(1 + Int(rng.next() % 3)) {
                 let kind = kinds[Int(rng.next() % 4)]
                 let client: String? = kind == .swipe || kind == .save ? "c\(rng.next() % 40)" : nil
-                batch.append(Self.event(kind, "e\(step)", client: client))
+                // Every nullable field both ways (PostgreSQL's batched append binds them as arrays).
+                batch.append(Self.event(kind, "e\(step)", client: client, at: Int64(step), response: rng.next() % 3 != 0))
             }
             let outcome = try await store.append(batch, to: id, expectedVersion: expected,
                                                  update: StudentUpdate(profile: log.isEmpty ? Data("p".utf8) : nil))
-            let clientsTaken = Set(log.compactMap { e in e.client.map { "\(e.kind.rawValue)/\($0)" } })
+            let clientsTaken = Set(log.compactMap { e in e.clientID.map { "\(e.kind.rawValue)/\($0)" } })
             let batchClients = batch.compactMap { e in e.clientID.map { "\(e.kind.rawValue)/\($0)" } }
             let ok = !stale && Set(batchClients).count == batchClients.count && clientsTaken.isDisjoint(with: batchClients)
             #expect(outcome == (ok ? .appended(version: log.count + batch.count) : .conflict), "step \(step)")
             if ok {
-                log += batch.map { ($0.kind, $0.clientID) }
+                log += batch
                 model[id] = log
             }
         }
@@ -191,6 +192,11 @@ import Testing
             let log = model[id] ?? []
             #expect(events.map(\.seq) == (0..<log.count).map { $0 + 1 })
             #expect(events.map(\.kind) == log.map(\.kind))
+            #expect(events.map(\.clientID) == log.map(\.clientID))
+            #expect(events.map(\.requestDigest) == log.map(\.requestDigest))
+            #expect(events.map(\.payload) == log.map(\.payload))
+            #expect(events.map(\.response) == log.map(\.response))
+            #expect(events.map(\.createdAt) == log.map(\.createdAt))
             #expect(try await store.student(id)?.version ?? 0 == log.count)
             #expect(try await store.studentVersion(id) == store.student(id)?.version)
         }
@@ -245,6 +251,52 @@ import Testing
             let expected = (winners[id] ?? []).flatMap { batch == 1 ? [$0] : [$0, $0 + "-deck"] }
             #expect(events.map { String(decoding: $0.payload, as: UTF8.self) } == expected)
             #expect(events.map(\.seq) == Array(3...(2 + expected.count)))
+        }
+    }
+
+    @Test("PostgreSQL: two stores on one database batch appends to the same students at once: no deadlock, one winner each",
+          .enabled(if: PostgresFixture.url != nil))
+    func twoInstancesBatching() async throws {
+        // Each store batches the appends that arrive together into one statement locking many
+        // students' rows; the two batches overlap in students, listed in different orders. The
+        // statement locks in one order, so neither waits on the other in a cycle (PostgreSQL
+        // would abort one with a deadlock error, which fails this test).
+        let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let (one, doneOne) = try await PostgresFixture.store(schema: schema)
+        defer { doneOne() }
+        let (two, doneTwo) = try await PostgresFixture.store(schema: schema)
+        defer { doneTwo() }
+        let students = (0..<24).map { "s\($0)" }
+        for id in students {
+            _ = try await one.append([Self.event(.profile, "p-\(id)")], to: id, expectedVersion: 0,
+                                     update: StudentUpdate(profile: Data("p".utf8)))
+        }
+        for round in 0..<10 {
+            let outcomes = try await withThrowingTaskGroup(of: (String, Int, AppendOutcome).self) { group in
+                for (n, store) in [one, two].enumerated() {
+                    let order = n == 0 ? students : students.reversed()
+                    for id in order {
+                        for writer in 0..<2 {
+                            group.addTask {
+                                let text = "\(id)-r\(round)-i\(n)-w\(writer)"
+                                return (id, n, try await store.append([Self.event(.swipe, text, client: text)], to: id,
+                                                                      expectedVersion: 1 + round, update: StudentUpdate()))
+                            }
+                        }
+                    }
+                }
+                var all: [(String, Int, AppendOutcome)] = []
+                for try await outcome in group { all.append(outcome) }
+                return all
+            }
+            for id in students {
+                let won = outcomes.filter { $0.0 == id && $0.2 != .conflict }
+                #expect(won.map(\.2) == [.appended(version: 2 + round)], "round \(round), \(id)")
+            }
+        }
+        for id in students {
+            #expect(try await two.studentVersion(id) == 11)
+            #expect(try await one.events(of: id, after: 0, kinds: nil, limit: 100).map(\.seq) == Array(1...11))
         }
     }
 
