@@ -126,12 +126,22 @@ extension PostgresStore: StudentStore {
             for i in remaining {
                 if students.insert(batch[i].studentID).inserted { layer.append(i) } else { later.append(i) }
             }
-            let items = layer.map { batch[$0] }
             do {
-                let written = try await appendStatement(items, client, logger)
+                let written = try await appendStatement(layer.map { batch[$0] }, client, logger)
                 for i in layer {
-                    let a = batch[i]
-                    outcomes[i] = .success(written.contains(a.studentID) ? .appended(version: a.expectedVersion + 1) : .conflict)
+                    outcomes[i] = .success(written.contains(batch[i].studentID) ? .appended(version: batch[i].expectedVersion + 1) : .conflict)
+                }
+            } catch where layer.count > 1 {
+                // One bad append (a value PostgreSQL refuses) must not fail the others: each
+                // alone, so only its own caller gets the error. Nothing was written: the
+                // statement is atomic.
+                for i in layer {
+                    do {
+                        let written = try await appendStatement([batch[i]], client, logger)
+                        outcomes[i] = .success(written.isEmpty ? .conflict : .appended(version: batch[i].expectedVersion + 1))
+                    } catch {
+                        outcomes[i] = .failure(wrap("appending for a student", error))
+                    }
                 }
             } catch {
                 let failure = wrap("appending for a student", error)

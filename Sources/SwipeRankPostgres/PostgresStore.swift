@@ -68,16 +68,25 @@ public final class PostgresStore: Sendable, Service {
         self.client = client
         self.logger = logger
         self.versions = GroupCommit(maxBatch: 256) { ids in
-            do {
+            func versions(_ distinct: [String]) async throws -> [String: Int] {
                 var found: [String: Int] = [:]
-                let distinct = Array(Set(ids))
                 let rows = try await client.query("SELECT student_id, version FROM students WHERE student_id = ANY(\(distinct))",
                                                   logger: logger)
                 for try await (id, version) in rows.decode((String, Int).self) { found[id] = version }
-                return ids.map { .success(found[$0]) }
-            } catch {
-                return Array(repeating: .failure(Self.wrap("reading a student's version", error)), count: ids.count)
+                return found
             }
+            let distinct = Array(Set(ids))
+            if let found = try? await versions(distinct) { return ids.map { .success(found[$0]) } }
+            // One id PostgreSQL refuses must not fail the others' checks: each alone.
+            var each: [String: Result<Int?, StoreError>] = [:]
+            for id in distinct {
+                do {
+                    each[id] = .success(try await versions([id])[id])
+                } catch {
+                    each[id] = .failure(Self.wrap("reading a student's version", error))
+                }
+            }
+            return ids.map { each[$0]! }
         }
         self.appends = GroupCommit(maxBatch: 256) { batch in await Self.appendBatch(batch, client, logger) }
         self.schema = schema

@@ -300,6 +300,55 @@ import Testing
         }
     }
 
+    @Test("PostgreSQL: a value the database refuses fails its own append or check, never the batch it was in",
+          .enabled(if: PostgresFixture.url != nil))
+    func refusedValueInABatch() async throws {
+        // PostgreSQL refuses a NUL in text. The service never sends one (its ids are checked
+        // first), but the store is public: batched with others, such an append or version
+        // check must fail alone, and the others must go through.
+        let (store, done) = try await PostgresFixture.store()
+        defer { done() }
+        let students = (0..<20).map { "ok\($0)" }
+        for id in students {
+            _ = try await store.append([Self.event(.profile, "p-\(id)")], to: id, expectedVersion: 0,
+                                       update: StudentUpdate(profile: Data("p".utf8)))
+        }
+        let bad = "bad\u{0}id"
+        for round in 0..<5 {
+            let outcomes = await withTaskGroup(of: (String, Result<AppendOutcome, StoreError>).self) { group in
+                for id in students + [bad] {
+                    group.addTask {
+                        do throws(StoreError) {
+                            let text = "\(id)-\(round)"
+                            return (id, .success(try await store.append([Self.event(.swipe, text, client: "c\(round)")], to: id,
+                                                                        expectedVersion: 1 + round, update: StudentUpdate())))
+                        } catch {
+                            return (id, .failure(error))
+                        }
+                    }
+                }
+                var all: [String: Result<AppendOutcome, StoreError>] = [:]
+                for await (id, outcome) in group { all[id] = outcome }
+                return all
+            }
+            for id in students { #expect(try outcomes[id]?.get() == .appended(version: 2 + round), "round \(round), \(id)") }
+            #expect(throws: StoreError.self) { try outcomes[bad]?.get() }
+            let versions = await withTaskGroup(of: (String, Result<Int?, StoreError>).self) { group in
+                for id in students + [bad, "never"] {
+                    group.addTask {
+                        do throws(StoreError) { return (id, .success(try await store.studentVersion(id))) } catch { return (id, .failure(error)) }
+                    }
+                }
+                var all: [String: Result<Int?, StoreError>] = [:]
+                for await (id, version) in group { all[id] = version }
+                return all
+            }
+            for id in students { #expect(try versions[id]?.get() == 2 + round) }
+            #expect(try versions["never"]?.get() == .some(nil))
+            #expect(throws: StoreError.self) { try versions[bad]?.get() }
+        }
+    }
+
     @Test("SQLite: committed appends survive reopening the file")
     func reopen() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-reopen-\(UUID().uuidString)")
