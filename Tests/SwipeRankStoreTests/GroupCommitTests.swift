@@ -90,31 +90,32 @@ struct GroupCommitTests {
         #expect(lookups.waitingCount == 0)
     }
 
-    @Test("many concurrent items, each answered with its own key's value", arguments: [1, 3, 64])
+    @Test("many concurrent items: each in exactly one batch of at most the bound, answered with its own outcome",
+          arguments: [1, 3, 64])
     func concurrent(maxBatch: Int) async throws {
-        // A fetch that answers at once: whatever the interleaving, every item gets its key's
-        // value, and no batch exceeds the bound or asks a key twice.
+        // The batches GroupCommit itself forms, whatever the interleaving: every item submitted
+        // is run exactly once, no batch exceeds the bound, and each caller gets the outcome
+        // `run` gave its own item (not a neighbour's: outcomes are matched by position).
         let seen = BatchLog()
-        let lookups = Self.lookups(maxBatch: maxBatch) { keys in
-            await seen.add(keys)
-            return Dictionary(uniqueKeysWithValues: keys.compactMap { k in Int(k.dropFirst()).map { (k, $0 * 10) } })
+        let commit = GroupCommit<Int, Int>(maxBatch: maxBatch) { items in
+            await seen.add(items)
+            return items.map { $0 * 10 + 1 }
         }
-        let results = try await withThrowingTaskGroup(of: (Int, Int?).self) { group in
-            for i in 0..<400 { group.addTask { (i, try await lookups.submit("k\(i % 37)").get()) } }
-            var out: [Int: Int?] = [:]
-            for try await (i, value) in group { out[i] = .some(value) }
+        let results = await withTaskGroup(of: (Int, Int).self) { group in
+            for i in 0..<400 { group.addTask { (i, await commit.submit(i)) } }
+            var out: [Int: Int] = [:]
+            for await (i, value) in group { out[i] = value }
             return out
         }
-        for i in 0..<400 { #expect(results[i] == (i % 37) * 10) }
-        for batch in await seen.batches {
-            #expect(!batch.isEmpty && batch.count <= maxBatch)  // distinct keys of at most maxBatch items
-            #expect(Set(batch).count == batch.count)
-        }
-        #expect(lookups.waitingCount == 0)
+        #expect(results == Dictionary(uniqueKeysWithValues: (0..<400).map { ($0, $0 * 10 + 1) }))
+        let batches = await seen.batches
+        #expect(batches.allSatisfy { !$0.isEmpty && $0.count <= maxBatch })
+        #expect(batches.flatMap { $0 }.sorted() == Array(0..<400))
+        #expect(commit.waitingCount == 0)
     }
 
     actor BatchLog {
-        private(set) var batches: [[String]] = []
-        func add(_ keys: [String]) { batches.append(keys) }
+        private(set) var batches: [[Int]] = []
+        func add(_ items: [Int]) { batches.append(items) }
     }
 }
