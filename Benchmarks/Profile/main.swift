@@ -3,7 +3,8 @@
 // shipped catalog; with a second argument `restore`, 100 restores of a snapshot taken after 40
 // swipes; with `swipes`, 2,000 stable-phase swipes after 31 (the forgetting refactorization on
 // every one), printing their median time; with `factors`, the decks of RankingBenchmarks' f = 32
-// collaborative model (REPEAT=n runs its session n times, for a profiler); with `grades` or
+// collaborative model (REPEAT=n runs its session n times, for a profiler); with `reread`, a deck
+// of ten open cards read again (`deck(count:)`, median µs and a digest); with `grades` or
 // `bands`, a deck's grade-scale order statistics or band selection alone on 2,000 seeded inputs
 // (median µs); with `rows`, `FeatureRows.dot` over every row of a 200,000 × 22 store in row
 // order and in a permuted (block) order, as a large cached catalog's full scoring reads it
@@ -124,6 +125,33 @@ if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "swipes" {
     }
     t.sort()
     print("recordSwipe stable p50 µs", t[t.count / 2], "model", session.model.digest)
+    exit(0)
+}
+if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "reread" {
+    // A deck read again with its ten cards still open (`deck(count: 10)` deals nothing): what the
+    // service computes for a GET whose deck the student has not played, or for the cards left
+    // open after a swipe. After 12 swipes, so the weights are learned; 2,000 reads, median µs,
+    // and a digest of the cards (the same in every read: it must not change with speed work).
+    for (i, card) in session.recommendations(count: 12).recommendations.enumerated() {
+        _ = try session.recordSwipe(Swipe(swipeID: card.item.id, cardID: card.item.id, action: i % 3 == 0 ? .like : .dislike,
+                                          timestamp: Int64(i)))
+    }
+    _ = session.deck(count: 10)
+    var times: [Double] = [], digest: UInt64 = 0xcbf29ce484222325
+    let clock = ContinuousClock()
+    for round in 0..<(CommandLine.arguments.count > 3 ? Int(CommandLine.arguments[3])! : 2000) {
+        let t0 = clock.now
+        let deck = session.deck(count: 10)
+        times.append(Double((clock.now - t0).components.attoseconds) / 1e12)
+        precondition(deck.dealt.recommendations.isEmpty && deck.open.count == 10, "a re-read deals nothing")
+        if round == 0 {
+            for c in deck.open.map(\.recommendation) {
+                for b in "\(c.item.id)|\(c.matchScore.bitPattern)|\(c.explanations)|\(c.grade)".utf8 { digest = (digest ^ UInt64(b)) &* 0x100000001b3 }
+            }
+        }
+    }
+    times.sort()
+    print("re-read deck of 10:", String(digest, radix: 16), "p50 µs", times[times.count / 2], "p10", times[times.count / 10])
     exit(0)
 }
 if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "factors" {

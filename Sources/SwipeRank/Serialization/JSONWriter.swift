@@ -34,12 +34,15 @@ package struct JSONWriter {
     /// \r \t`, else `\u00xx` in lowercase hex); `/` and non-ASCII written as they are.
     package mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
-        let utf8 = value.utf8
-        var start = utf8.startIndex
-        var i = start
-        while i != utf8.endIndex {
-            let byte = utf8[i]
-            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+        // The UTF-8 read as one buffer, and the runs between escapes copied whole: stepping a
+        // `String.UTF8View` index byte by byte was most of this function's time, and strings
+        // (reasons, majors) are most of a card's bytes.
+        var value = value  // withUTF8 is mutating: it may make a bridged string native
+        value.withUTF8 { utf8 in
+            var start = 0
+            for i in 0..<utf8.count {
+                let byte = utf8[i]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
                 bytes.append(contentsOf: utf8[start..<i])
                 bytes.append(UInt8(ascii: "\\"))
                 switch byte {
@@ -55,11 +58,10 @@ package struct JSONWriter {
                     bytes.append(hex[hex.index(hex.startIndex, offsetBy: Int(byte >> 4))])
                     bytes.append(hex[hex.index(hex.startIndex, offsetBy: Int(byte & 15))])
                 }
-                start = utf8.index(after: i)
+                start = i + 1
             }
-            i = utf8.index(after: i)
+            bytes.append(contentsOf: utf8[start...])
         }
-        bytes.append(contentsOf: utf8[start..<utf8.endIndex])
         bytes.append(UInt8(ascii: "\""))
     }
 

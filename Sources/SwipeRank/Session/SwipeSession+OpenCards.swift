@@ -34,11 +34,17 @@ extension SwipeSession {
         let student = self.student
         let grades = scores.gradeScale(engine: engine)
         var placed: [(row: Int, raw: Float)] = []
+        // Each card's candidate reasons ranked with it, as a fresh deal does: the variety pass
+        // would otherwise rank most cards' reasons a second time (it asks for more of any card
+        // whose reasons repeat across the deck), which cost more than building the cards.
+        var candidates: [[String]?] = []
+        candidates.reserveCapacity(open.count)
         var cards = open.map { served in
             let raw = scores.rawScore(row: served.row, engine: engine, student: student)
             placed.append((served.row, raw))
-            var card = engine.matcher.card(row: served.row, raw: engine.matchRaw(raw, row: served.row), student: student,
-                                           weights: weights, isProbe: served.isProbe)
+            var (card, more) = engine.matcher.cardWithCandidates(row: served.row, raw: engine.matchRaw(raw, row: served.row),
+                                                                 student: student, weights: weights, isProbe: served.isProbe)
+            candidates.append(more)
             card.grade(by: grades)
             return card
         }
@@ -47,7 +53,7 @@ extension SwipeSession {
                 if let reason { cards[i].explanations.insert(reason, at: 0) }
             }
         }
-        engine.matcher.varyExplanations(&cards, student: student, weights: weights)
+        engine.matcher.varyExplanations(&cards, candidates: candidates, student: student, weights: weights)
         return zip(cards, open).map { OpenCard(recommendation: $0, position: $1.position) }
     }
 }
