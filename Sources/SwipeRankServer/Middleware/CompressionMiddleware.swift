@@ -111,7 +111,7 @@ enum HeaderToken {
             guard utf8[last] == 0x20 || utf8[last] == 0x09 else { break }
             end = last
         }
-        // Cut at ASCII bytes, so on character boundaries.
+        // Cut at ASCII bytes, so on Unicode scalar boundaries.
         return Substring(utf8[start..<end])
     }
 
