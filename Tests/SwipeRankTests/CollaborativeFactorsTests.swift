@@ -141,6 +141,10 @@ import Testing
         (#"{"version":1,"dimension":1,"confidence":1,"dislike_confidence":-1,"regularization":1,"weight":1,"item_ids":[],"item_factors":[]}"#, "dislike_confidence"),
         (#"{"version":1,"dimension":1,"confidence":1,"dislike_confidence":0,"regularization":0,"weight":1,"item_ids":[],"item_factors":[]}"#, "regularization"),
         (#"{"version":1,"dimension":1,"confidence":1,"dislike_confidence":0,"regularization":1,"weight":-1,"item_ids":[],"item_factors":[]}"#, "weight"),
+        // Finite as a Double, infinite as the Float the scores are kept in (found by FuzzFactors:
+        // every score became NaN and the deck trapped).
+        (#"{"version":1,"dimension":1,"confidence":1,"dislike_confidence":0,"regularization":1,"weight":8.9e92,"item_ids":[],"item_factors":[]}"#, "weight"),
+        (#"{"version":1,"dimension":1,"confidence":1,"dislike_confidence":0,"regularization":1,"weight":1000001,"item_ids":[],"item_factors":[]}"#, "weight"),
         (#"{"version":1,"dimension":2,"confidence":1,"dislike_confidence":0,"regularization":1,"weight":1,"item_ids":["a"],"item_factors":[[1]]}"#, "item_factors"),
         (#"{"version":1,"dimension":1,"confidence":1,"dislike_confidence":0,"regularization":1,"weight":1,"item_ids":["a","b"],"item_factors":[[1]]}"#, "item_factors"),
         (#"{"version":1,"dimension":1,"confidence":1,"dislike_confidence":0,"regularization":1,"weight":1,"item_ids":["a","a"],"item_factors":[[1],[2]]}"#, "item_ids"),

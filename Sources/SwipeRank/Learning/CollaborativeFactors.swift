@@ -32,6 +32,11 @@ public struct FactorModelFile: Sendable, Hashable, Codable {
     /// γ, raw-score units per unit of affinity: how much the collaborative term moves the
     /// ranking against the feature scores (≥ 0; chosen on held-out swipes by the fit).
     public let weight: Double
+
+    /// The largest weight γ a file may hold (10⁶): a fitted γ is a few units of the feature
+    /// scores' scale, and a larger one would only drown them (or overflow the Float scores).
+    public static let maximumWeight = 1_000_000.0
+
     /// The item ids, in the order of `itemFactors`.
     public let itemIDs: [String]
     /// One row of f factors per item id.
@@ -52,7 +57,7 @@ public struct FactorModelFile: Sendable, Hashable, Codable {
     ///   - confidence: α > 0.
     ///   - dislikeConfidence: ≥ 0.
     ///   - regularization: λ > 0.
-    ///   - weight: γ ≥ 0.
+    ///   - weight: 0 ≤ γ ≤ `maximumWeight` (checked when a file is decoded).
     ///   - itemIDs: Distinct ids.
     ///   - itemFactors: One row of f values per id.
     ///   - featureNames: The embedding's feature columns.
@@ -115,7 +120,11 @@ public struct FactorModelFile: Sendable, Hashable, Codable {
         regularization = try c.decode(Double.self, forKey: .regularization)
         guard regularization.isFinite, regularization > 0 else { throw fail(.regularization, "must be positive and finite") }
         weight = try c.decode(Double.self, forKey: .weight)
-        guard weight.isFinite, weight >= 0 else { throw fail(.weight, "must be finite and not negative") }
+        // γ scales the collaborative term in Float scores: beyond 10⁶ it drowns every other term,
+        // and past Float's range (3.4e38) every score would be ±∞ or NaN.
+        guard weight.isFinite, weight >= 0, weight <= FactorModelFile.maximumWeight else {
+            throw fail(.weight, "must be finite, not negative and at most \(Int(FactorModelFile.maximumWeight))")
+        }
         let itemIDs = try c.decode([String].self, forKey: .itemIDs)
         let itemFactors = try c.decode([[Double]].self, forKey: .itemFactors)
         self.itemIDs = itemIDs
