@@ -2,8 +2,10 @@
 /// geographic band of the unseen cards.
 ///
 /// The order is `TopKSelector`'s: higher score first; among equal scores, the lower row first;
-/// NaN scores are never selected. So each group's result equals the first `k` of a stable
-/// descending sort of that group's scores.
+/// NaN scores are never selected, nor counted. So each group's result equals the first `k` of
+/// a stable descending sort of that group's scores, and its count says how many rows it could
+/// return: a caller that takes rows while the count lasts never reads past a result (a deck
+/// counted NaN rows it could not be given and trapped on them).
 ///
 ///     var selector = GroupedTopKSelector()
 ///     var best: [[Int]] = []
@@ -40,7 +42,8 @@ public struct GroupedTopKSelector: Sendable {
     ///     leave the row out.
     ///   - groupCount: The number of groups, ≥ 0.
     ///   - result: Replaced by `groupCount` lists of rows, best first.
-    ///   - counts: Replaced by `groupCount` counts of rows in each group (NaN scores included).
+    ///   - counts: Replaced by `groupCount` counts of the rows in each group that have a
+    ///     number for a score (NaN scores are neither selected nor counted).
     /// - Complexity: O(n + groupCount · k log k) expected for n rows; (groupCount + 2) ·
     ///   min(n, k + 4,096) keys of scratch.
     public mutating func select(k: Int, from scores: [Float], groups: [Int8], groupCount: Int,
@@ -66,7 +69,6 @@ public struct GroupedTopKSelector: Sendable {
         let chunk = 4_096, regions = groupCount + 1
         let capacity = min(n, k + chunk)
         var sizes = [Int](repeating: 0, count: regions)
-        var nans = [Int](repeating: 0, count: groupCount)
         var tallies = [Int](repeating: 0, count: groupCount)  // rows added to each group's region
         var lists: [[Int]] = []
         lists.reserveCapacity(groupCount)
@@ -94,9 +96,6 @@ public struct GroupedTopKSelector: Sendable {
                     for row in start..<end {
                         let score = scores[row]
                         let g = Int(groups[row])
-                        if score.isNaN {  // never on a deck's scores: a predictable branch
-                            if g >= 0 { nans[g] += 1 }
-                        }
                         let target = g < 0 || score.isNaN ? groupCount : g
                         buffer[target &* capacity &+ sizes[target]] = Self.key(score: score, row: row)
                         sizes[target] &+= 1
@@ -114,7 +113,7 @@ public struct GroupedTopKSelector: Sendable {
             if best.count <= 64 { Self.insertionSortDescending(best) } else { best.sort(by: >) }
             lists.append(best.map { Int(UInt32.max - UInt32(truncatingIfNeeded: $0)) })
         }
-        counts = (0..<groupCount).map { tallies[$0] + nans[$0] }
+        counts = tallies
         result = lists
     }
 
@@ -169,8 +168,9 @@ public struct GroupedTopKSelector: Sendable {
                 }
             }
         }
-        // Per group binCount counts and one for its NaN scores (so the group's count is their
-        // sum), then one slot for every row left out, so the pass does not branch on them.
+        // Per group binCount counts and one for its NaN scores (so the group's count is the sum
+        // of the others), then one slot for every row left out, so the pass does not branch on
+        // them.
         let span = binCount + 1
         let histogram = UnsafeMutableBufferPointer<Int32>.allocate(capacity: groupCount * span + 1)
         defer { histogram.deallocate() }
@@ -183,7 +183,7 @@ public struct GroupedTopKSelector: Sendable {
             }
         }
         let tallies = (0..<groupCount).map { g in
-            UnsafeMutableBufferPointer(rebasing: histogram[(g * span)..<((g + 1) * span)]).reduce(0) { $0 &+ Int($1) }
+            UnsafeMutableBufferPointer(rebasing: histogram[(g * span)..<(g * span + binCount)]).reduce(0) { $0 &+ Int($1) }
         }
         // Per group, the last bin (from the best) needed to reach k rows, or every bin, and the
         // rows kept; by the group's byte, so a row left out (a negative group) reads −1 and is

@@ -113,7 +113,7 @@ import Testing
         #expect(scores == (0..<25).map { Float($0) })
     }
 
-    @Test("a file of another catalog, or with other feature columns, is refused naming the field")
+    @Test("a file of another catalog, with other feature columns, or a weight out of range, is refused naming the field")
     func wrongCatalog() throws {
         var rng = SplitMix64(seed: 3)
         let catalog = try Self.catalog(10, using: &rng)
@@ -128,6 +128,16 @@ import Testing
         let huge = FactorModelFile(dimension: 2, confidence: 1, dislikeConfidence: 0, regularization: 1, weight: 1,
                                    itemIDs: ["i0", "i1"], itemFactors: [[1e200, 0], [0, 1]])
         #expect { try CollaborativeFactors(file: huge, catalog: catalog) } throws: { ($0 as? DataError)?.field == "item_factors" }
+        // A weight built in code (the decoder never saw it) past the Float range, or not a
+        // number: refused naming it, as the decoder does. The largest allowed is accepted.
+        for weight in [8.9e92, -1, .nan, .infinity, FactorModelFile.maximumWeight.nextUp] {
+            let file = FactorModelFile(dimension: 2, confidence: 1, dislikeConfidence: 0, regularization: 1, weight: weight,
+                                       itemIDs: ["i0", "i1"], itemFactors: [[1, 0], [0, 1]])
+            #expect { try CollaborativeFactors(file: file, catalog: catalog) } throws: { ($0 as? DataError)?.field == "weight" }
+        }
+        let largest = FactorModelFile(dimension: 2, confidence: 1, dislikeConfidence: 0, regularization: 1, weight: FactorModelFile.maximumWeight,
+                                      itemIDs: ["i0", "i1"], itemFactors: [[1, 0], [0, 1]])
+        #expect(try CollaborativeFactors(file: largest, catalog: catalog).file.weight == FactorModelFile.maximumWeight)
         // A minority of removed items is a catalog that changed since the fit: accepted, counted.
         let changed = FactorModelFile(dimension: 2, confidence: 1, dislikeConfidence: 0, regularization: 1, weight: 1,
                                       itemIDs: ["i0", "i1", "gone"], itemFactors: [[1, 0], [0, 1], [1, 1]])

@@ -225,8 +225,10 @@ public struct CollaborativeFactors: Sendable {
     /// - Parameters:
     ///   - file: The fitted model.
     ///   - catalog: The catalog served.
-    /// - Throws: `DataError` naming the field when the embedding's features are not the
-    ///   catalog's, or when fewer than half of the file's items are in the catalog (a model of
+    /// - Throws: `DataError` naming the field when the weight γ is not in
+    ///   0…`FactorModelFile.maximumWeight` (a file built in code is not checked by the decoder,
+    ///   and a γ past the Float range turns every score into NaN), when the embedding's features
+    ///   are not the catalog's, or when fewer than half of the file's items are in the catalog (a model of
     ///   another catalog), or when the Gram matrix is not positive definite.
     /// - Complexity: O(N × f² + file size).
     public init(file: FactorModelFile, catalog: Catalog) throws(DataError) {
@@ -234,6 +236,9 @@ public struct CollaborativeFactors: Sendable {
             DataError(.invalidValue, source: "factor model", field: field, detail: "\(field): \(detail)")
         }
         let f = file.dimension, n = catalog.count
+        guard file.weight.isFinite, file.weight >= 0, file.weight <= FactorModelFile.maximumWeight else {
+            throw invalid("weight", "must be finite, not negative and at most \(Int(FactorModelFile.maximumWeight)), got \(file.weight)")
+        }
         if let names = file.featureNames {
             let catalogNames = catalog.columns.map(\.name)
             guard names == catalogNames else {
