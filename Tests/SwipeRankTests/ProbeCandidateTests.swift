@@ -51,6 +51,35 @@ import Testing
         #expect(probes == 12)
     }
 
+    @Test("a draw over values that are not numbers: NaN never drawn, +∞ shares the draw, nothing to weigh is uniform; the propensity is the frequency",
+          arguments: 0..<6)
+    func nonFiniteDraw(seed: UInt64) {
+        let nan = Double.nan, inf = Double.infinity
+        // Values, then each index's probability by the rule.
+        let cases: [([Double], [Double])] = [
+            ([nan, 1, -inf, 2], [0, 1 / (1 + exp(1)), 0, exp(1) / (1 + exp(1))]),
+            ([inf, 3, nan, inf], [0.5, 0, 0, 0.5]),
+            ([nan, -inf, nan], [1.0 / 3, 1.0 / 3, 1.0 / 3]),
+            ([-inf], [1]),
+            ([nan, 0.5, 0.5], [0, 0.5, 0.5]),
+            ([-2, 5, 1e308, -1e308], [0, 0, 1, 0]),
+        ]
+        let (values, probability) = cases[Int(seed)]
+        var rng = SplitMix64(seed: 60 + seed)
+        var counts = [Int](repeating: 0, count: values.count)
+        let draws = 4_000
+        for _ in 0..<draws {
+            let (index, propensity) = ProbeScheduler.draw(uncertainties: values, temperature: 1, using: &rng)
+            counts[index] += 1
+            #expect(abs(propensity - probability[index]) < 1e-12, "\(values): index \(index) propensity \(propensity)")
+        }
+        // Frequencies within 5 standard errors of the probabilities (never drawn when 0).
+        for (i, p) in probability.enumerated() {
+            let frequency = Double(counts[i]) / Double(draws)
+            #expect(abs(frequency - p) <= 5 * (p * (1 - p) / Double(draws)).squareRoot(), "\(values): index \(i) drawn \(counts[i]) times")
+        }
+    }
+
     @Test("plausibly good probes are better cards than boundary probes")
     func betterCards() throws {
         var meanMatch: [ProbeCandidates: Double] = [:]

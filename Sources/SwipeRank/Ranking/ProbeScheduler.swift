@@ -45,6 +45,12 @@ public struct ProbeScheduler: Sendable, Hashable, Codable {
 
     /// Draws one candidate with probability ∝ exp(uncertainty / temperature).
     ///
+    /// Values that are not numbers never stop a deck: a NaN is never drawn (unless nothing
+    /// else can be), +∞ candidates share the draw among themselves, and when no candidate has a
+    /// weight (every value NaN or −∞) the draw is uniform. The propensity is always the
+    /// probability the draw had. (A NaN weight made the total NaN, and `Double.random(in:)`
+    /// trapped on the range `0..<NaN`.)
+    ///
     /// - Parameters:
     ///   - uncertainties: One value per candidate (not empty).
     ///   - temperature: > 0.
@@ -53,9 +59,18 @@ public struct ProbeScheduler: Sendable, Hashable, Codable {
     public static func draw(uncertainties: [Double], temperature: Double,
                             using generator: inout some RandomNumberGenerator) -> (index: Int, propensity: Double) {
         precondition(!uncertainties.isEmpty && temperature > 0, "A probe draw needs candidates and a positive temperature")
-        let top = uncertainties.max()!
-        let weights = uncertainties.map { exp(($0 - top) / temperature) }
-        let total = weights.reduce(0, +)
+        var top = -Double.infinity
+        for x in uncertainties where x > top { top = x }  // NaN is never greater
+        // Each weight in [0, 1] (the largest is 1 when `top` is finite); anything else is 0.
+        var weights = uncertainties.map { x -> Double in
+            let w = top == .infinity ? (x == .infinity ? 1 : 0) : exp((x - top) / temperature)
+            return w >= 0 && w <= 1 ? w : 0
+        }
+        var total = weights.reduce(0, +)
+        if !(total > 0) {
+            weights = [Double](repeating: 1, count: weights.count)
+            total = Double(weights.count)
+        }
         var u = Double.random(in: 0..<total, using: &generator)
         for (i, w) in weights.enumerated() {
             if u < w { return (i, w / total) }
