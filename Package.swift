@@ -26,9 +26,10 @@ import PackageDescription
 let testing = Context.environment["SWIPERANK_INTERNAL_CHECKS"] == "1"
 let internalChecks: [SwiftSetting] =
     testing ? [.define("SWIPERANK_INTERNAL_CHECKS"), .unsafeFlags(["-O"], .when(configuration: .debug))] : []
-/// The same for the C kernels and the command-line tool. (Not for the test targets: their
-/// task groups of tuples with typed-throws children crashed now and then when optimized — a
-/// miscompile of test-only code, two runs in three — and they need no speed.)
+/// The same for the C kernels and the command-line tool. (Not for the test targets: optimized,
+/// their task groups of tuples from typed-throws children crashed in two full runs of three,
+/// never at -Onone — a miscompile of test-only code as far as we can tell — and they need no
+/// speed.)
 let optimizedKernels: [CSetting] = testing ? [.unsafeFlags(["-O2"], .when(configuration: .debug))] : []
 let optimizedTool: [SwiftSetting] = testing ? [.unsafeFlags(["-O"], .when(configuration: .debug))] : []
 
