@@ -37,6 +37,13 @@ public struct FactorModelFile: Sendable, Hashable, Codable {
     /// scores' scale, and a larger one would only drown them (or overflow the Float scores).
     public static let maximumWeight = 1_000_000.0
 
+    /// Why a weight is refused, or nil for one in 0…`maximumWeight`: the one rule the decoder
+    /// and `CollaborativeFactors` (which also sees files built in code) both apply.
+    static func weightProblem(_ weight: Double) -> String? {
+        weight.isFinite && weight >= 0 && weight <= maximumWeight ? nil
+            : "must be finite, not negative and at most \(Int(maximumWeight)), got \(weight)"
+    }
+
     /// The item ids, in the order of `itemFactors`.
     public let itemIDs: [String]
     /// One row of f factors per item id.
@@ -122,9 +129,7 @@ public struct FactorModelFile: Sendable, Hashable, Codable {
         weight = try c.decode(Double.self, forKey: .weight)
         // γ scales the collaborative term in Float scores: beyond 10⁶ it drowns every other term,
         // and past Float's range (3.4e38) every score would be ±∞ or NaN.
-        guard weight.isFinite, weight >= 0, weight <= FactorModelFile.maximumWeight else {
-            throw fail(.weight, "must be finite, not negative and at most \(Int(FactorModelFile.maximumWeight))")
-        }
+        if let problem = FactorModelFile.weightProblem(weight) { throw fail(.weight, problem) }
         let itemIDs = try c.decode([String].self, forKey: .itemIDs)
         let itemFactors = try c.decode([[Double]].self, forKey: .itemFactors)
         self.itemIDs = itemIDs
@@ -236,9 +241,7 @@ public struct CollaborativeFactors: Sendable {
             DataError(.invalidValue, source: "factor model", field: field, detail: "\(field): \(detail)")
         }
         let f = file.dimension, n = catalog.count
-        guard file.weight.isFinite, file.weight >= 0, file.weight <= FactorModelFile.maximumWeight else {
-            throw invalid("weight", "must be finite, not negative and at most \(Int(FactorModelFile.maximumWeight)), got \(file.weight)")
-        }
+        if let problem = FactorModelFile.weightProblem(file.weight) { throw invalid("weight", problem) }
         if let names = file.featureNames {
             let catalogNames = catalog.columns.map(\.name)
             guard names == catalogNames else {
