@@ -174,6 +174,11 @@ struct Evaluate: ParsableCommand {
                      populationStudents: [], expandedTermsEngine: nil)
     }
 
+    /// How far the best γ > 0 led γ = 0 on the choice's validation, for the printed settings.
+    func gainText(_ choice: FactorFit.Choice) -> String {
+        choice.factorGain.map { "; best γ > 0 vs none \(f($0.mean, 4)) ± \(f($0.standardError, 4))" } ?? ""
+    }
+
     /// `--families`: each `TasteFamily` with its own population, every policy's served NDCG@10
     /// curve with a 95% bootstrap interval at the last checkpoint, generalization and the gap
     /// closed, and the paired differences the learning targets are about.
@@ -188,7 +193,7 @@ struct Evaluate: ParsableCommand {
             let results = outcome.results
             print("")
             print("Family \(family.rawValue): \(roster.count) students × \(swipes) swipes; prior and factors from \(population.count) other students "
-                  + "(\(outcome.populationSwipes) swipes; \(outcome.choice.options.summary), γ = \(f(outcome.choice.table[0].weight, 1)) × scale) "
+                  + "(\(outcome.populationSwipes) swipes; \(outcome.choice.options.summary), γ = \(f(outcome.choice.scaleWeight, 1)) × scale\(gainText(outcome.choice))) "
                   + "(\(f(Date().timeIntervalSince(start), 1)) s)")
             let checkpoints = results[0].checkpoints
             print(pad("served NDCG@10", 26) + checkpoints.map { pad("n=\($0)", 8, left: true) }.joined() + "   95% CI at n=\(checkpoints.last!)"
@@ -250,7 +255,7 @@ struct Evaluate: ParsableCommand {
                         : pad("\(f(Bootstrap.mean(d), 3)) [\(f(dci.lower, 3)), \(f(dci.upper, 3))]", 26)
                     print(pad(arm.name, 20) + SimulationPolicyResult.means(served).map { pad(f($0, 3), 8, left: true) }.joined()
                           + "   [\(f(ci.lower, 3)), \(f(ci.upper, 3))]   " + delta
-                          + "\(arm.choice.options.summary), γ = \(f(arm.choice.table[0].weight, 1)) × scale")
+                          + "\(arm.choice.options.summary), γ = \(f(arm.choice.scaleWeight, 1)) × scale")
                 }
                 // The fit's own held-out ranking, more sensitive than a served deck: the choice's
                 // best plain and best signal-weighted settings on its time split.
@@ -417,10 +422,9 @@ struct Evaluate: ParsableCommand {
             print("population prior with exposure weight β = \(f(outcome.exposureWeight, 2))")
         }
         if let choice = outcome?.factorChoice {
-            let best = choice.table[0]
             let noFactors = choice.table.filter { $0.weight == 0 }.map(\.ndcg).max() ?? .nan
             print("collaborative model chosen on the training swipes (each student's last 30% validating; \(choice.students) students, \(choice.table.count) settings × weights): "
-                  + "\(best.options.summary), γ = \(f(best.weight, 2)) × scale, NDCG@\(k) \(f(best.ndcg, 4)) (without the factors \(f(noFactors, 4)))")
+                  + "\(choice.options.summary), γ = \(f(choice.scaleWeight, 2)) × scale, NDCG@\(k) \(f(choice.ndcg, 4)) (without the factors \(f(noFactors, 4))\(gainText(choice)))")
         }
         let metrics = ["precision@\(k)", "recall@\(k)", "ndcg@\(k)", "map@\(k)", "mrr", "auc", "swipe_auc"]
         print(pad("policy", 30) + metrics.map { pad($0, 13, left: true) }.joined() + pad("IPS likes", 12, left: true) + pad("matches", 9, left: true))

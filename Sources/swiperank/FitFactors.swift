@@ -59,7 +59,7 @@ struct FitFactors: AsyncParsableCommand {
     @Option(help: "γ in units of the catalog's calibration scale: how much the collaborative affinity moves the ranking (≥ 0).")
     var weight: Double = 16
 
-    @Flag(help: "Choose the settings and γ on a time split of the log instead (FactorFit.chooseOptions; overrides the settings above). With --signals, settings weighed by them (--reaction-boost and --dwell-boost, else 1 and 0.5) are offered beside the plain ones.")
+    @Flag(help: "Choose the settings and γ on a time split of the log instead (FactorFit.chooseOptions; overrides the settings above; γ = 0 unless the factors beat the prior alone there by more than one standard error). With --signals, settings weighed by them (--reaction-boost and --dwell-boost, else 1 and 0.5) are offered beside the plain ones.")
     var choose = false
 
     @Option(help: "With --choose: the exposure weight β of the population prior the factors are weighed against.")
@@ -170,7 +170,8 @@ struct FitFactors: AsyncParsableCommand {
                 let choice = try FactorFit.chooseOptions(engine: engine, students: roster(), interactions: log, signals: signals,
                                                          exposureWeight: exposureWeight, candidates: candidates)
                 print("chosen on the last 30% of each student's swipes (\(choice.students) students, \(choice.table.count) settings × weights): "
-                      + "\(choice.options.summary), γ = \(choice.table[0].weight) × scale, NDCG@10 \(String(format: "%.4f", choice.table[0].ndcg))")
+                      + "\(choice.options.summary), γ = \(choice.scaleWeight) × scale, NDCG@10 \(String(format: "%.4f", choice.ndcg))"
+                      + (choice.factorGain.map { " (the best γ > 0 against none: \(String(format: "%+.4f ± %.4f", $0.mean, $0.standardError)); factors only past one standard error)" } ?? ""))
                 options = choice.options
                 options.seed = seed
                 gamma = choice.weight
