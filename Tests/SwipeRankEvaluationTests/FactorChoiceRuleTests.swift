@@ -33,21 +33,26 @@ struct FactorChoiceRuleTests {
         return mean > sd / Double(d.count).squareRoot() ? (best!.c, best!.w) : (0, zero)
     }
 
-    @Test("seeded random tables: the choice is the reference's, the table ranked by mean", arguments: 0..<24)
-    func matchesReference(seed: Int) {
-        var rng = SplitMix64(seed: UInt64(seed) &+ 100)
-        let weights: [Double] = [0, 0.5, 1, 2, 4]
-        let candidates = 1 + Int(rng.next() % 3), students = 5 + Int(rng.next() % 200)
-        // Lifts around the noise's standard error, so both outcomes of the rule occur.
-        let noise = 0.05, se = noise / Double(students).squareRoot()
-        let lift = (0..<candidates).map { _ in weights.map { $0 == 0 ? 0 : (Double.random(in: 0..<1, using: &rng) * 4 - 1.5) * se } }
-        let s = Self.scores(lift: lift, students: students, noise: noise, seed: UInt64(seed))
-        let (ranked, chosen, gain) = FactorFit.select(scores: s, weights: weights)
-        let expected = Self.reference(s, weights: weights)
-        #expect(chosen.c == expected.c && chosen.w == expected.w, "seed \(seed)")
-        #expect(ranked.count == candidates * weights.count)
-        #expect(zip(ranked, ranked.dropFirst()).allSatisfy { $0.ndcg >= $1.ndcg })
-        #expect(gain != nil && gain!.standardError > 0)
+    @Test("seeded random tables: the choice is the reference's, the table ranked by mean; both outcomes of the rule occur")
+    func matchesReference() {
+        var outcomes = Set<Bool>()
+        for seed in 0..<24 {
+            var rng = SplitMix64(seed: UInt64(seed) &+ 100)
+            let weights: [Double] = [0, 0.5, 1, 2, 4]
+            let candidates = 1 + Int(rng.next() % 3), students = 5 + Int(rng.next() % 200)
+            // Lifts around the noise's standard error, so both outcomes of the rule occur.
+            let noise = 0.05, se = noise / Double(students).squareRoot()
+            let lift = (0..<candidates).map { _ in weights.map { $0 == 0 ? 0 : (Double.random(in: 0..<1, using: &rng) * 4 - 1.5) * se } }
+            let s = Self.scores(lift: lift, students: students, noise: noise, seed: UInt64(seed))
+            let (ranked, chosen, gain) = FactorFit.select(scores: s, weights: weights)
+            let expected = Self.reference(s, weights: weights)
+            #expect(chosen.c == expected.c && chosen.w == expected.w, "seed \(seed)")
+            #expect(ranked.count == candidates * weights.count)
+            #expect(zip(ranked, ranked.dropFirst()).allSatisfy { $0.ndcg >= $1.ndcg })
+            #expect(gain != nil && gain!.standardError > 0)
+            outcomes.insert(weights[chosen.w] > 0)
+        }
+        #expect(outcomes == [false, true], "the seeds must exercise both the factors taken and declined")
     }
 
     @Test("a lead of half a standard error keeps γ = 0; a lead of two takes the factors", arguments: [0.5, 0.99, 1.01, 2.0])

@@ -51,13 +51,11 @@ public enum FamilyEvaluation {
     ///   - swipes: Swipes per student (evaluated and population alike).
     ///   - seed: Seeds the world, the students' draws and the answers.
     ///   - factorCandidates: The fit settings tried.
-    ///   - weights: The γ values tried, in units of the calibration scale.
     /// - Returns: The outcome.
     /// - Throws: Errors of the engine, the fits or the taste model.
     public static func run(family: TasteFamily, engine: SwipeEngine<SchoolMatcher>, students: [DatasetStudent<StudentProfile>],
                            population: [DatasetStudent<StudentProfile>], swipes: Int, seed: UInt64,
-                           factorCandidates: [FactorFit.Options] = factorCandidates,
-                           weights: [Double] = FactorFit.weightCandidates) throws -> Outcome {
+                           factorCandidates: [FactorFit.Options] = factorCandidates) throws -> Outcome {
         precondition(engine.population == nil && engine.factors == nil, "a plain engine: the family's population fits its own")
         var evaluator = SimulationEvaluator(engine: engine)
         evaluator.taste = family.tasteModel(schools: engine.matcher.schools, worldSeed: seed ^ 0x574f_524c_44)
@@ -68,7 +66,7 @@ public enum FamilyEvaluation {
         }
         let prior = try PopulationFit.fit(engine: engine, students: population, interactions: log)
         let choice = try FactorFit.chooseOptions(engine: engine, students: population, interactions: log, exposureWeight: 0,
-                                                 candidates: factorCandidates, weights: weights)
+                                                 candidates: factorCandidates)
         var options = choice.options
         options.seed = seed
         let factors = try FactorFit.fit(catalog: engine.matcher.catalog, interactions: log, options: options, weight: choice.weight)
