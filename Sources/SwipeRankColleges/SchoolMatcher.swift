@@ -90,6 +90,14 @@ public struct SchoolMatcher: Matcher {
         return (card(row: row, raw: raw, student: student, isProbe: isProbe, explanations: shown), reasons)
     }
 
+    /// The card without explanations, none ranked (a deck in a shape that shows none).
+    ///
+    /// - Parameters: As `card(row:raw:student:weights:isProbe:)`.
+    /// - Returns: That card with no explanations.
+    public func unexplainedCard(row: Int, raw: Float, student: MatchStudent, weights: PreferenceWeights, isProbe: Bool) -> Recommendation {
+        card(row: row, raw: raw, student: student, isProbe: isProbe, explanations: [])
+    }
+
     private func card(row: Int, raw: Float, student: MatchStudent, isProbe: Bool, explanations: [String]) -> Recommendation {
         // Four decimals for the score and 0.1 mi for the distance: more would be noise from Float.
         let match = (calibration.matchScore(raw: Double(raw)) * 10_000).rounded() / 10_000

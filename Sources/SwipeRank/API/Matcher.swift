@@ -83,6 +83,14 @@ public protocol Matcher: Sendable {
     func cardWithCandidates(row: Int, raw: Float, student: Student, weights: PreferenceWeights,
                             isProbe: Bool) -> (card: Recommendation, candidates: [String]?)
 
+    /// The card without its explanations (empty): what a deck asked for in a shape that shows
+    /// none (`SwipeSession.deck(count:explained:)`) builds, so no reason is ranked for nothing.
+    /// The default builds the whole card and drops them.
+    ///
+    /// - Parameters: As `card(row:raw:student:weights:isProbe:)`.
+    /// - Returns: `card(row:raw:student:weights:isProbe:)` with no explanations.
+    func unexplainedCard(row: Int, raw: Float, student: Student, weights: PreferenceWeights, isProbe: Bool) -> Recommendation
+
     /// The best `limit` reasons for an item, best first: a card shows the first three, and a
     /// deck whose cards repeat a reason draws on the rest (`varyExplanations`).
     ///
@@ -165,6 +173,15 @@ extension Matcher {
     public func cardWithCandidates(row: Int, raw: Float, student: Student, weights: PreferenceWeights,
                                    isProbe: Bool) -> (card: Recommendation, candidates: [String]?) {
         (card(row: row, raw: raw, student: student, weights: weights, isProbe: isProbe), nil)
+    }
+
+    /// The whole card, its explanations dropped: a matcher that cannot build a card without them.
+    ///
+    /// - Returns: `card(row:raw:student:weights:isProbe:)` with no explanations.
+    public func unexplainedCard(row: Int, raw: Float, student: Student, weights: PreferenceWeights, isProbe: Bool) -> Recommendation {
+        var card = card(row: row, raw: raw, student: student, weights: weights, isProbe: isProbe)
+        card.explanations = []
+        return card
     }
 
     /// `student(_:)`: by default every item's values are computed when the student is resolved.

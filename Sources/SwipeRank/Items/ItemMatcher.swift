@@ -256,6 +256,14 @@ public struct ItemMatcher: Matcher {
         return (card(row: row, raw: raw, student: student, isProbe: isProbe, explanations: shown), reasons)
     }
 
+    /// The card without explanations, none ranked (a deck in a shape that shows none).
+    ///
+    /// - Parameters: As `card(row:raw:student:weights:isProbe:)`.
+    /// - Returns: That card with no explanations.
+    public func unexplainedCard(row: Int, raw: Float, student: ItemUser, weights: PreferenceWeights, isProbe: Bool) -> Recommendation {
+        card(row: row, raw: raw, student: student, isProbe: isProbe, explanations: [])
+    }
+
     private func card(row: Int, raw: Float, student: ItemUser, isProbe: Bool, explanations: [String]) -> Recommendation {
         let match = (calibration.matchScore(raw: Double(raw)) * 10_000).rounded() / 10_000
         let distance = row < student.distances.count && !student.distances[row].isNaN

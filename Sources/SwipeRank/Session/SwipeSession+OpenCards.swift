@@ -29,7 +29,7 @@ extension SwipeSession {
         return Array(served.lazy.filter { $0.action == nil && !judgedServedRows.contains($0.row) }.prefix(limit))
     }
 
-    private func openCards(_ open: [ServedCard], scores: DeckScores) -> [OpenCard] {
+    private func openCards(_ open: [ServedCard], scores: DeckScores, explained: Bool = true) -> [OpenCard] {
         let (weights, reasons) = (scores.weights, scores.reasons)
         let student = self.student
         let grades = scores.gradeScale(engine: engine)
@@ -42,12 +42,20 @@ extension SwipeSession {
         var cards = open.map { served in
             let raw = scores.rawScore(row: served.row, engine: engine, student: student)
             placed.append((served.row, raw))
-            var (card, more) = engine.matcher.cardWithCandidates(row: served.row, raw: engine.matchRaw(raw, row: served.row),
-                                                                 student: student, weights: weights, isProbe: served.isProbe)
-            candidates.append(more)
+            let match = engine.matchRaw(raw, row: served.row)
+            var card: Recommendation
+            if explained {
+                let more: [String]?
+                (card, more) = engine.matcher.cardWithCandidates(row: served.row, raw: match, student: student,
+                                                                 weights: weights, isProbe: served.isProbe)
+                candidates.append(more)
+            } else {
+                card = engine.matcher.unexplainedCard(row: served.row, raw: match, student: student, weights: weights, isProbe: served.isProbe)
+            }
             card.grade(by: grades)
             return card
         }
+        guard explained else { return zip(cards, open).map { OpenCard(recommendation: $0, position: $1.position) } }
         if let reasons {
             for (i, reason) in reasons.reasons(for: placed, session: self).enumerated() {
                 if let reason { cards[i].explanations.insert(reason, at: 0) }
@@ -74,16 +82,22 @@ extension SwipeSession {
     /// (`recommendations(count:)`) for the rest. Asking again without playing returns the same
     /// deck and deals nothing.
     ///
-    /// - Parameter count: The deck size.
+    /// - Parameters:
+    ///   - count: The deck size.
+    ///   - explained: Whether the cards carry their explanations. A client that shows none
+    ///     (a service's short card shapes) passes false: the same cards, scores, grades, probes
+    ///     and served log, with empty `explanations` and no reason ranked (on a re-read of the
+    ///     2,294 schools, most of the deck's time). The session ends in the same state either way.
     /// - Returns: The open cards and the newly dealt ones.
-    public mutating func deck(count: Int) -> Deck {
+    public mutating func deck(count: Int, explained: Bool = true) -> Deck {
         let open = openServedCards(limit: count)
         let fresh = max(0, count - open.count)
         let empty = RecommendationResponse(recommendations: [], learningState: learningState, totalSwipes: totalSwipes)
         guard !open.isEmpty || min(fresh, unseenCount) > 0 else { return Deck(open: [], dealt: empty) }
         // One scoring pass for both halves: the model does not change between them.
         let scores = deckScores()
-        return Deck(open: openCards(open, scores: scores), dealt: recommendations(count: fresh, scores: scores))
+        return Deck(open: openCards(open, scores: scores, explained: explained),
+                    dealt: recommendations(count: fresh, scores: scores, explained: explained))
     }
 }
 

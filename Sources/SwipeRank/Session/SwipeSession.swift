@@ -330,7 +330,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
 
     /// `recommendations(count:)` on scores already computed for this state.
     @_specialize(where M == ItemMatcher)
-    mutating func recommendations(count: Int, scores: DeckScores) -> RecommendationResponse {
+    mutating func recommendations(count: Int, scores: DeckScores, explained: Bool = true) -> RecommendationResponse {
         let catalog = engine.matcher.catalog
         let wanted = max(0, min(count, unseenCount))
         guard wanted > 0 else {
@@ -389,9 +389,18 @@ public struct SwipeSession<M: Matcher>: Sendable {
             }
             batch.take(row: row, pool: p)
             let rowRaw = scores.rawScore(row: row, engine: engine, student: student)
-            var (card, cardCandidates) = engine.matcher.cardWithCandidates(row: row, raw: engine.matchRaw(rowRaw, row: row),
-                                                                           student: student, weights: weights, isProbe: isProbe)
-            candidates.append(cardCandidates)
+            let match = engine.matchRaw(rowRaw, row: row)
+            var card: Recommendation
+            if explained {
+                let cardCandidates: [String]?
+                (card, cardCandidates) = engine.matcher.cardWithCandidates(row: row, raw: match, student: student,
+                                                                           weights: weights, isProbe: isProbe)
+                candidates.append(cardCandidates)
+            } else {
+                // No reasons ranked: the deck's shape shows none (`deck(count:explained:)`).
+                card = engine.matcher.unexplainedCard(row: row, raw: match, student: student, weights: weights, isProbe: isProbe)
+                candidates.append(nil)
+            }
             placed.append((row, rowRaw))
             card.grade(by: grades)
             served.append(ServedCard(position: position, row: row, cardID: catalog.ids[row], band: band, isProbe: isProbe,
@@ -404,13 +413,13 @@ public struct SwipeSession<M: Matcher>: Sendable {
             cards.append(card)
             keys.append(scores.indexed ? scores.rawScore(row: row, engine: engine, student: student) : frozenRanking[row])
         }
-        if let reasons {
+        if explained, let reasons {
             for (i, reason) in reasons.reasons(for: placed, session: self).enumerated() {
                 if let reason { cards[i].explanations.insert(reason, at: 0) }
             }
         }
         if engine.configuration.deckOrder == .bestFirst { orderBestFirst(from: first, cards: &cards, candidates: &candidates, keys: keys) }
-        engine.matcher.varyExplanations(&cards, candidates: candidates, student: student, weights: weights)
+        if explained { engine.matcher.varyExplanations(&cards, candidates: candidates, student: student, weights: weights) }
         // The deck's weights are the current ones (nothing learned while dealing): named from
         // them rather than read from the model again.
         return RecommendationResponse(recommendations: cards, learningState: learningState(weights: weights), totalSwipes: totalSwipes)

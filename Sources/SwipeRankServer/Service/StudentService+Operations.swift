@@ -21,7 +21,8 @@ extension StudentService {
             }
             // The cards dealt before and not played come first (a retry returns the same
             // deck); only the rest are dealt now, and only those are logged as served.
-            let deck = live.session.deck(count: count)
+            // Minimal and compressed cards show no explanations: none is ranked for them.
+            let deck = live.session.deck(count: count, explained: fields == .full && !compressed)
             let (open, response, fresh) = (deck.open, deck.dealt, count - deck.open.count)
             let first = live.session.served.count - response.recommendations.count
             let served = live.session.served[first...]
