@@ -26,7 +26,15 @@ extension SwipeSession {
     private func openServedCards(limit: Int) -> [ServedCard] {
         guard limit > 0 else { return [] }
         // A served card saved from its detail page has a judgement but no swipe: it is played.
-        return Array(served.lazy.filter { $0.action == nil && !judgedServedRows.contains($0.row) }.prefix(limit))
+        // A plain loop over local copies: the lazy filter's closure captured the session, and
+        // copying it (dozens of references) was a tenth of a re-read's deck in the service.
+        let (served, judged) = (self.served, judgedServedRows)
+        var open: [ServedCard] = []
+        for card in served where card.action == nil && !judged.contains(card.row) {
+            open.append(card)
+            if open.count == limit { break }
+        }
+        return open
     }
 
     private func openCards(_ open: [ServedCard], scores: DeckScores, explained: Bool = true) -> [OpenCard] {

@@ -44,7 +44,26 @@ extension Request {
 
     /// An integer query parameter within `range`, or `defaultValue` when absent.
     func intQuery(_ name: String, default defaultValue: Int, range: ClosedRange<Int>) throws(APIError) -> Int {
-        guard let raw = uri.queryParameters[name[...]] else { return defaultValue }
+        try QueryParameters(self).int(name, default: defaultValue, range: range)
+    }
+
+    /// A boolean query parameter (`true`/`false`/`1`/`0`).
+    func boolQuery(_ name: String) throws(APIError) -> Bool { try QueryParameters(self).bool(name) }
+
+    /// `fields=minimal|full` (default full).
+    func fieldsQuery() throws(APIError) -> CardFields { try QueryParameters(self).fields() }
+}
+
+/// A request's query parameters, parsed once: each `uri.queryParameters` read parses the query
+/// again, and a deck route reads three of them on every request.
+struct QueryParameters {
+    let values: Parameters
+
+    init(_ request: Request) { values = request.uri.queryParameters }
+
+    /// An integer parameter within `range`, or `defaultValue` when absent.
+    func int(_ name: String, default defaultValue: Int, range: ClosedRange<Int>) throws(APIError) -> Int {
+        guard let raw = values[name[...]] else { return defaultValue }
         guard let value = Int(raw), range.contains(value) else {
             throw APIError.validation("\(name) must be an integer in \(range.lowerBound)…\(range.upperBound), got \"\(raw.prefix(32))\"",
                                       field: name)
@@ -52,9 +71,9 @@ extension Request {
         return value
     }
 
-    /// A boolean query parameter (`true`/`false`/`1`/`0`).
-    func boolQuery(_ name: String) throws(APIError) -> Bool {
-        guard let raw = uri.queryParameters[name[...]] else { return false }
+    /// A boolean parameter (`true`/`false`/`1`/`0`), false when absent.
+    func bool(_ name: String) throws(APIError) -> Bool {
+        guard let raw = values[name[...]] else { return false }
         switch raw.lowercased() {
         case "true", "1": return true
         case "false", "0": return false
@@ -63,8 +82,8 @@ extension Request {
     }
 
     /// `fields=minimal|full` (default full).
-    func fieldsQuery() throws(APIError) -> CardFields {
-        guard let raw = uri.queryParameters["fields"] else { return .full }
+    func fields() throws(APIError) -> CardFields {
+        guard let raw = values["fields"] else { return .full }
         guard let fields = CardFields(rawValue: String(raw)) else {
             throw APIError.validation("fields must be minimal or full, got \"\(raw.prefix(32))\"", field: "fields")
         }

@@ -41,16 +41,17 @@ struct StudentController<M: ServableMatcher>: Sendable {
             .json(try await service.export(try context.student), cache: CachePolicy.neverStore)
         }
         route(.get, "recommendations") { request, context in
-            let count = try request.intQuery("count", default: service.options.defaultCount, range: 1...service.options.maxCount)
-            return .json(try await service.recommendations(try context.student, count: count, fields: try request.fieldsQuery(),
-                                                          compressed: try request.boolQuery("compressed"), preload: false),
+            let query = QueryParameters(request)
+            let count = try query.int("count", default: service.options.defaultCount, range: 1...service.options.maxCount)
+            return .json(try await service.recommendations(try context.student, count: count, fields: try query.fields(),
+                                                          compressed: try query.bool("compressed"), preload: false),
                          cache: CachePolicy.neverStore)
         }
         route(.get, "recommendations/preload") { request, context in
-            let count = try request.intQuery("count", default: service.options.defaultPreloadCount,
-                                              range: 1...service.options.maxPreloadCount)
-            return .json(try await service.recommendations(try context.student, count: count, fields: try request.fieldsQuery(),
-                                                          compressed: try request.boolQuery("compressed"), preload: true),
+            let query = QueryParameters(request)
+            let count = try query.int("count", default: service.options.defaultPreloadCount, range: 1...service.options.maxPreloadCount)
+            return .json(try await service.recommendations(try context.student, count: count, fields: try query.fields(),
+                                                          compressed: try query.bool("compressed"), preload: true),
                          cache: CachePolicy.neverStore)
         }
         route(.get, "matches") { request, context in
