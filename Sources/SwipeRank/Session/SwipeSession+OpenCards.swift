@@ -100,8 +100,9 @@ extension SwipeSession {
     public mutating func deck(count: Int, explained: Bool = true) -> Deck {
         let open = openServedCards(limit: count)
         let fresh = max(0, count - open.count)
-        let empty = RecommendationResponse(recommendations: [], learningState: learningState, totalSwipes: totalSwipes)
-        guard !open.isEmpty || min(fresh, unseenCount) > 0 else { return Deck(open: [], dealt: empty) }
+        guard !open.isEmpty || min(fresh, unseenCount) > 0 else {
+            return Deck(open: [], dealt: RecommendationResponse(recommendations: [], learningState: learningState, totalSwipes: totalSwipes))
+        }
         // One scoring pass for both halves: the model does not change between them.
         let scores = deckScores()
         return Deck(open: openCards(open, scores: scores, explained: explained),

@@ -334,7 +334,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
         let catalog = engine.matcher.catalog
         let wanted = max(0, min(count, unseenCount))
         guard wanted > 0 else {
-            return RecommendationResponse(recommendations: [], learningState: learningState, totalSwipes: totalSwipes)
+            // The scores' weights are the model's: not solved for again (a re-read of open cards).
+            return RecommendationResponse(recommendations: [], learningState: learningState(weights: scores.weights), totalSwipes: totalSwipes)
         }
         let (weights, raw, terms, reasons) = (scores.weights, scores.raw, scores.terms, scores.reasons)
         let student = scores.student  // the cache lookup of `deckScores()`, for the whole deck
