@@ -1,5 +1,6 @@
 import Foundation
 import Prometheus
+import Synchronization
 
 /// The service's Prometheus metrics, in its own registry (no process-wide bootstrap, so
 /// several servers can run in one test process): request latency by method, route and status
@@ -17,10 +18,26 @@ public final class ServerMetrics: Sendable {
         swipes = registry.makeCounter(name: "swiperank_swipes_recorded_total", help: "Swipes recorded (new, not retries).")
     }
 
+    /// The latency histogram of each (method, route, status class) met so far: the registry's
+    /// lookup builds the label strings and takes its lock on every call (a percent of a cached
+    /// deck request's CPU). Routes are the router's templates, so the keys are few.
+    private let histograms = Mutex<[HistogramKey: DurationHistogram]>([:])
+
+    private struct HistogramKey: Hashable {
+        let method: String, route: String, statusClass: Int
+    }
+
     func record(method: String, route: String, status: Int, duration: Duration) {
-        let labels = [("method", method), ("route", route), ("status", "\(status / 100)xx")]
-        registry.makeDurationHistogram(name: "swiperank_http_request_duration_seconds", labels: labels, buckets: buckets,
-                                       help: "HTTP request latency by route.").record(duration)
+        let key = HistogramKey(method: method, route: route, statusClass: status / 100)
+        let histogram = histograms.withLock { known in
+            if let histogram = known[key] { return histogram }
+            let labels = [("method", method), ("route", route), ("status", "\(key.statusClass)xx")]
+            let made = registry.makeDurationHistogram(name: "swiperank_http_request_duration_seconds", labels: labels, buckets: buckets,
+                                                      help: "HTTP request latency by route.")
+            known[key] = made
+            return made
+        }
+        histogram.record(duration)
         if status >= 400 {
             registry.makeCounter(name: "swiperank_http_errors_total", labels: [("route", route), ("status", "\(status)")],
                                  help: "Error responses by route and status.").increment()
