@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import SwipeRankNumerics
 @testable import SwipeRankServer
 import Testing
@@ -85,5 +86,26 @@ import Testing
         #expect(!CompressionMiddleware.compressible("\u{00A0}application/json"))
         #expect(!CompressionMiddleware.acceptsGzip("") && !CompressionMiddleware.acceptsGzip("gzip;q=0, *"))
         #expect(CompressionMiddleware.acceptsGzip("br, *;q=0.1") && CompressionMiddleware.acceptsGzip("GZip ; Q=0.2"))
+    }
+
+    @Test("HTTPFields.value(_:) is the subscript's value on seeded random fields: absent, once, repeated, any case")
+    func headerValue() throws {
+        var rng = SplitMix64(seed: 83)
+        let names: [HTTPField.Name] = [.authorization, .acceptEncoding, .contentType, .cookie, try #require(HTTPField.Name("X-Request-ID"))]
+        let spellings = ["authorization", "Accept-Encoding", "CONTENT-TYPE", "cookie", "x-request-id", "X-Other"]
+        var repeated = 0
+        for _ in 0..<400 {
+            var fields = HTTPFields()
+            for _ in 0..<Int(rng.next() % 6) {
+                let spelling = spellings[Int(rng.next() % UInt64(spellings.count))]
+                let value = ["", "gzip", "Bearer a.b.c", "text/html; charset=utf-8", "x=1", "a, b"][Int(rng.next() % 6)]
+                fields.append(HTTPField(name: try #require(HTTPField.Name(spelling)), value: value))
+            }
+            for name in names {
+                #expect(fields.value(name) == fields[name], "\(name) in \(fields)")
+                repeated += fields[values: name].count > 1 ? 1 : 0
+            }
+        }
+        #expect(repeated > 50, "repeated fields were exercised")
     }
 }

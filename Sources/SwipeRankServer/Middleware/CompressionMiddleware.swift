@@ -43,11 +43,11 @@ struct CompressionMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
-        guard Self.compressible(response.headers[.contentType]), response.headers[.contentEncoding] == nil,
+        guard Self.compressible(response.headers.value(.contentType)), response.headers.value(.contentEncoding) == nil,
               response.status != .noContent, response.status != .notModified else { return response }
         // Caches must keep the encodings apart whether or not this answer was compressed.
         response.headers.append(HTTPField(name: .vary, value: "Accept-Encoding"))
-        guard Self.acceptsGzip(request.headers[.acceptEncoding]), let length = response.body.contentLength,
+        guard Self.acceptsGzip(request.headers.value(.acceptEncoding)), let length = response.body.contentLength,
               length >= minimumBytes, length <= maximumBytes else { return response }
         let collected = CollectedBody(capacity: length)
         try await response.body.write(CollectingWriter(body: collected))

@@ -16,7 +16,7 @@ struct RequestMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         let start = ContinuousClock.now
-        context.requestID = Self.requestID(from: request.headers[.xRequestID])
+        context.requestID = Self.requestID(from: request.headers.value(.xRequestID))
         // Not set as logger metadata: the stream handler renders its metadata again every time
         // it changes (2% of the CPU under load, at any log level); the lines that need the id
         // carry it.

@@ -167,7 +167,7 @@ struct StudentAuthMiddleware: RouterMiddleware {
     let verified: VerifiedTokens
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let header = request.headers[.authorization] else { throw APIError.authRequired }
+        guard let header = request.headers.value(.authorization) else { throw APIError.authRequired }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             throw APIError.authInvalid("expected \"Authorization: Bearer <token>\"")
