@@ -84,7 +84,7 @@ public protocol Matcher: Sendable {
                             isProbe: Bool) -> (card: Recommendation, candidates: [String]?)
 
     /// The card without its explanations (empty): what a deck asked for in a shape that shows
-    /// none (`SwipeSession.deck(count:explained:)`) builds, so no reason is ranked for nothing.
+    /// none (`SwipeSession.deck(count:explained:)`) builds, so no reason is ranked that nobody sees.
     /// The default builds the whole card and drops them.
     ///
     /// - Parameters: As `card(row:raw:student:weights:isProbe:)`.

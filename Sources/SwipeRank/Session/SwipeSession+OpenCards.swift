@@ -27,7 +27,7 @@ extension SwipeSession {
         guard limit > 0 else { return [] }
         // A served card saved from its detail page has a judgement but no swipe: it is played.
         // A plain loop over local copies: the lazy filter's closure captured the session, and
-        // copying it (dozens of references) was a tenth of a re-read's deck in the service.
+        // copying it (dozens of references) was about a seventh of a re-read's deck in the service.
         let (served, judged) = (self.served, judgedServedRows)
         var open: [ServedCard] = []
         for card in served where card.action == nil && !judged.contains(card.row) {
@@ -95,7 +95,7 @@ extension SwipeSession {
     ///   - explained: Whether the cards carry their explanations. A client that shows none
     ///     (a service's short card shapes) passes false: the same cards, scores, grades, probes
     ///     and served log, with empty `explanations` and no reason ranked (on a re-read of the
-    ///     2,294 schools, most of the deck's time). The session ends in the same state either way.
+    ///     2,294 schools in the service, nearly half of the deck's time). The session ends in the same state either way.
     /// - Returns: The open cards and the newly dealt ones.
     public mutating func deck(count: Int, explained: Bool = true) -> Deck {
         let open = openServedCards(limit: count)
