@@ -14,11 +14,14 @@ import SwipeRankNumerics
 struct UnexplainedDeckTests {
     /// Plays `rounds` decks on two sessions with the same swipes: `a` always explained, `b`
     /// explained on a seeded coin. Compares every deck and the sessions at the end.
-    static func compare<M: Matcher>(_ engine: SwipeEngine<M>, profile: M.Profile, seed: UInt64, rounds: Int) throws -> (unexplained: Int, reasons: Int) {
+    /// Returns how many decks went unexplained, how many of their explained twins' cards had
+    /// reasons, and how many of those reasons were collaborative ("Students who liked …").
+    static func compare<M: Matcher>(_ engine: SwipeEngine<M>, profile: M.Profile, seed: UInt64, rounds: Int)
+        throws -> (unexplained: Int, reasons: Int, collaborative: Int) {
         var a = try engine.session(studentID: "u", profile: profile, seed: seed)
         var b = try engine.session(studentID: "u", profile: profile, seed: seed)
         var rng = SplitMix64(seed: seed &* 7 &+ 1)
-        var (unexplained, reasons, swipe) = (0, 0, 0)
+        var (unexplained, reasons, collaborative, swipe) = (0, 0, 0, 0)
         for round in 0..<rounds {
             let count = [1, 4, 10][Int(rng.next() % 3)]
             let explained = rng.next() % 2 == 0
@@ -31,7 +34,9 @@ struct UnexplainedDeckTests {
                 for i in stripped.open.indices { stripped.open[i].recommendation.explanations = [] }
                 for i in stripped.dealt.recommendations.indices { stripped.dealt.recommendations[i].explanations = [] }
                 #expect(stripped == deckB, "seed \(seed) round \(round)")
-                reasons += (deckA.open.map(\.recommendation) + deckA.dealt.recommendations).filter { !$0.explanations.isEmpty }.count
+                let explainedCards = deckA.open.map(\.recommendation) + deckA.dealt.recommendations
+                reasons += explainedCards.filter { !$0.explanations.isEmpty }.count
+                collaborative += explainedCards.flatMap(\.explanations).filter { $0.hasPrefix("Students who liked ") }.count
             }
             #expect(a.served == b.served, "seed \(seed) round \(round)")
             // Play the deck but, every third round, its last card (it stays open and comes back).
@@ -45,7 +50,7 @@ struct UnexplainedDeckTests {
         }
         #expect(a.served == b.served && a.model.mean == b.model.mean && a.servedPerBand == b.servedPerBand)
         #expect(a.snapshot() == b.snapshot())
-        return (unexplained, reasons)
+        return (unexplained, reasons, collaborative)
     }
 
     @Test("schools: unexplained decks are the explained ones without their reasons; the sessions end alike (6 seeds)")
@@ -62,25 +67,22 @@ struct UnexplainedDeckTests {
         #expect(unexplained >= 20 && reasons >= 100, "\(unexplained) unexplained decks, \(reasons) explained cards beside them")
     }
 
-    @Test("items with a population prior and collaborative factors (the factor reasons dropped too)")
+    @Test("items with collaborative factors: the \"Students who liked\" reasons are dropped too")
     func itemsWithFactors() throws {
         var rng = SplitMix64(seed: 91)
         let catalog = try SyntheticCatalog.catalog(items: 800, seed: 92)
-        var engine = SwipeEngine(matcher: ItemMatcher(catalog: catalog, regionAttribute: "neighborhood"))
-        let f = 3
-        let file = FactorModelFile(dimension: f, confidence: 4, dislikeConfidence: 2, regularization: 0.5, weight: 2,
-                                   itemIDs: Array(catalog.ids.prefix(300)),
-                                   itemFactors: (0..<300).map { _ in (0..<f).map { _ in Double.random(in: -1...1, using: &rng) } },
-                                   featureNames: catalog.columns.map(\.name),
-                                   featureEmbedding: catalog.columns.map { _ in (0..<f).map { _ in Double.random(in: -0.5...0.5, using: &rng) } })
-        engine = try engine.withFactors(file)
-        var unexplained = 0
-        for seed in UInt64(11)...14 {
+        let engine = try SwipeEngine(matcher: ItemMatcher(catalog: catalog, regionAttribute: "neighborhood"))
+            .withFactors(CollaborativeFactorsTests.file(catalog, f: 3, named: 300, using: &rng))
+        var (unexplained, collaborative) = (0, 0)
+        for seed in UInt64(11)...16 {
             let home = catalog.locations[Int(seed) * 37]
             let profile = ItemProfile(home: home, maxDistanceMiles: 25, preferences: ["price_level": -0.5])
-            unexplained += try Self.compare(engine, profile: profile, seed: seed, rounds: 12).unexplained
+            let r = try Self.compare(engine, profile: profile, seed: seed, rounds: 20)
+            unexplained += r.unexplained
+            collaborative += r.collaborative
         }
-        #expect(unexplained >= 10)
+        // The factor reasons were among those dropped, not only the matcher's own.
+        #expect(unexplained >= 20 && collaborative >= 3, "\(unexplained) unexplained decks, \(collaborative) collaborative reasons beside them")
     }
 
     @Test("the matchers' unexplained card is card(row:…) with no explanations, on every row")

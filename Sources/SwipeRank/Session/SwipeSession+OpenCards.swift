@@ -95,7 +95,7 @@ extension SwipeSession {
     ///   - explained: Whether the cards carry their explanations. A client that shows none
     ///     (a service's short card shapes) passes false: the same cards, scores, grades, probes
     ///     and served log, with empty `explanations` and no reason ranked (on a re-read of the
-    ///     2,294 schools in the service, nearly half of the deck's time). The session ends in the same state either way.
+    ///     2,294 schools in the service, about two fifths of the deck's time). The session ends in the same state either way.
     /// - Returns: The open cards and the newly dealt ones.
     public mutating func deck(count: Int, explained: Bool = true) -> Deck {
         let open = openServedCards(limit: count)
