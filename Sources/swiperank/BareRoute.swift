@@ -19,11 +19,15 @@ struct BareRoute: AsyncParsableCommand {
     @Option(help: "The port on 127.0.0.1 (0: any free port, announced on standard output).")
     var port = 0
 
+    @Option(help: "nio or pool, as `serve --executor` (env SWIPERANK_EXECUTOR; default nio): the ceiling is measured both ways.")
+    var executor: ServerExecutor?
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be in 0…65535") }
     }
 
     func run() async throws {
+        let executor = try ServerExecutor.resolve(option: executor, environment: ProcessInfo.processInfo.environment)
         let bytes: Data
         do { bytes = try Data(contentsOf: URL(fileURLWithPath: body)) } catch {
             throw CLIError("\(body): cannot read (\(error.localizedDescription))")
@@ -34,7 +38,10 @@ struct BareRoute: AsyncParsableCommand {
             Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: buffer))
         }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
-                              onServerRunning: { channel in await Serve.announce(port: channel.localAddress?.port ?? 0) })
+                              onServerRunning: { channel in
+            FileHandle.standardError.write(Data("bare-route: executor \(ServerExecutor.running(executor))\n".utf8))
+            await Serve.announce(port: channel.localAddress?.port ?? 0)
+        })
         try await app.runService()
     }
 }

@@ -9,6 +9,13 @@ struct SwipeRankCommand: AsyncParsableCommand {
         commandName: "swiperank",
         abstract: "A matching and recommendation engine for swipe-based apps.",
         subcommands: [Evaluate.self, EvaluateGroups.self, Recommend.self, Demo.self, Generate.self, FitPrior.self, FitFactors.self, Tune.self, Serve.self, Token.self, Export.self, Arms.self, CatalogCommand.self, BareRoute.self])
+
+    /// Installs the server executor a server command asks for (`ServerExecutor`) before
+    /// anything else runs, then parses and runs the command.
+    static func main() async {
+        ServerExecutor.install(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        await Self.main(nil)
+    }
 }
 
 /// Where the catalog files are; shared by every subcommand that needs a catalog. Without

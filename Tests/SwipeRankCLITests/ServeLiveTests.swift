@@ -105,6 +105,69 @@ struct ServeLiveTests {
         let (_, next) = try await Self.call(second.port, "GET", "/student/recommendations?count=5&fields=minimal", token: token)
         #expect((next["recommendations"] as? [[String: Any]])?.first?["position"] as? Int == 16)
     }
+    /// Starts `swiperank` with `arguments` and `environment` on a loopback port; its standard
+    /// output and error until it listens (bounded), the port (0 when it never listened) and the
+    /// process, to stop.
+    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (process: Process, port: Int, output: String) {
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.currentDirectoryURL = CLI.root
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        var output = ""
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !output.contains("listening on port") {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            output += String(decoding: chunk, as: UTF8.self)
+        }
+        let line = output.split(separator: "\n").first { $0.contains("listening on port") }
+        return (process, line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0, output)
+    }
+
+    @Test("serve and bare-route --executor: nio by default and installed, pool by the option or SWIPERANK_EXECUTOR; both serve; a bad value is refused naming it")
+    func executors() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-executor-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let profile = try String(contentsOf: CLI.root.appendingPathComponent("datasets/sample-profile.json"), encoding: .utf8)
+        let cases: [(arguments: [String], environment: [String: String], executor: String)] = [
+            ([], [:], "nio"), (["--executor", "pool"], [:], "pool"), (["--executor=nio"], ["SWIPERANK_EXECUTOR": "pool"], "nio"),
+            ([], ["SWIPERANK_EXECUTOR": "pool"], "pool"),
+        ]
+        for (i, c) in cases.enumerated() {
+            let server = try Self.start(["serve", "--port", "0", "--log-level", "info", "--database", dir.appendingPathComponent("\(i).sqlite").path]
+                                        + c.arguments, environment: c.environment)
+            defer { server.process.terminate(); server.process.waitUntilExit() }
+            #expect(server.port > 0, "\(c): \(server.output)")
+            let starting = server.output.split(separator: "\n").first { $0.contains("starting") } ?? ""
+            #expect(starting.contains("executor=\(c.executor) "), "\(c): \(starting)")
+            let token = try CLI.run(["token", "--student", "executor-\(i)"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(try await Self.call(server.port, "PUT", "/student/profile", token: token, body: profile).0 == 201)
+            let (status, deck) = try await Self.call(server.port, "GET", "/student/recommendations?count=5&fields=minimal", token: token)
+            #expect(status == 200 && (deck["recommendations"] as? [[String: Any]])?.count == 5, "\(c)")
+        }
+        let body = dir.appendingPathComponent("body.json")
+        try Data(#"{"bare": true}"#.utf8).write(to: body)
+        for executor in ["nio", "pool"] {
+            let bare = try Self.start(["bare-route", "--body", body.path, "--port", "0", "--executor", executor])
+            defer { bare.process.terminate(); bare.process.waitUntilExit() }
+            #expect(bare.output.contains("bare-route: executor \(executor)\n"), "\(bare.output)")
+            #expect(try await Self.call(bare.port, "GET", "/anything", token: "-").1["bare"] as? Bool == true)
+        }
+        // Refused before anything starts, naming the option or the variable and the value.
+        let option = try CLI.run(["serve", "--port", "0", "--executor", "threads", "--database", dir.appendingPathComponent("x.sqlite").path])
+        #expect(option.status != 0 && option.stderr.contains("--executor") && option.stderr.contains("threads"), "\(option.stderr)")
+        let variable = try CLI.run(["serve", "--port", "0", "--database", dir.appendingPathComponent("y.sqlite").path],
+                                   environment: ["SWIPERANK_EXECUTOR": "threads"])
+        #expect(variable.status != 0 && variable.stderr.contains("SWIPERANK_EXECUTOR must be one of nio, pool, got threads"), "\(variable.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("y.sqlite").path), "no database before the executor is checked")
+    }
+
     @Test("--catalogs serves another catalog under /catalogs/<name>/; a bad file is refused naming it")
     func severalCatalogs() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-catalogs-\(UUID().uuidString)")
