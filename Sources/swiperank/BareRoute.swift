@@ -19,7 +19,7 @@ struct BareRoute: AsyncParsableCommand {
     @Option(help: "The port on 127.0.0.1 (0: any free port, announced on standard output).")
     var port = 0
 
-    @Option(help: "nio or pool, as `serve --executor` (env SWIPERANK_EXECUTOR; default nio): the ceiling is measured both ways.")
+    @Option(help: "nio or pool, as `serve --executor` (env SWIPERANK_EXECUTOR; auto, the default, is nio here): the load script measures the ceiling both ways.")
     var executor: ServerExecutor?
 
     func validate() throws {
@@ -27,7 +27,7 @@ struct BareRoute: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let executor = try ServerExecutor.resolve(option: executor, environment: ProcessInfo.processInfo.environment)
+        let executor = try ServerExecutor.chosen(option: executor, environment: ProcessInfo.processInfo.environment).resolved(store: nil)
         let bytes: Data
         do { bytes = try Data(contentsOf: URL(fileURLWithPath: body)) } catch {
             throw CLIError("\(body): cannot read (\(error.localizedDescription))")
@@ -39,7 +39,7 @@ struct BareRoute: AsyncParsableCommand {
         }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
                               onServerRunning: { channel in
-            FileHandle.standardError.write(Data("bare-route: executor \(ServerExecutor.running(executor))\n".utf8))
+            FileHandle.standardError.write(Data("bare-route: executor \(executor.running)\n".utf8))
             await Serve.announce(port: channel.localAddress?.port ?? 0)
         })
         try await app.runService()

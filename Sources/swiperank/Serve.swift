@@ -141,12 +141,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "on: at start, walk every stored student and migrate those stored under another catalog or model, one at a time in the background; off: each is migrated on its first request (env SWIPERANK_MIGRATION_SWEEP; default on).")
     var migrationSweep: String?
 
-    @Option(help: "nio: request handlers run on the event loop thread that read the request (NIO installed as Swift concurrency's global executor); pool: on Swift's cooperative pool, handed over from the event loops and back (env SWIPERANK_EXECUTOR; default nio).")
+    @Option(help: "nio: request handlers run on the event loop thread that read the request (NIO installed as Swift concurrency's global executor); pool: on Swift's cooperative pool, handed over from the event loops and back; auto: nio over SQLite, pool over PostgreSQL, where each measured faster (env SWIPERANK_EXECUTOR; default auto).")
     var executor: ServerExecutor?
 
     func run() async throws {
         let env = ProcessInfo.processInfo.environment
-        let executor = try ServerExecutor.resolve(option: executor, environment: env)
+        let executor = try ServerExecutor.chosen(option: executor, environment: env).resolved(store: store ?? env["SWIPERANK_STORE"])
         var config = ServerConfiguration()
         config.host = host ?? env["SWIPERANK_HOST"] ?? config.host
         config.port = try port ?? Self.int(env["SWIPERANK_PORT"], "SWIPERANK_PORT") ?? config.port
@@ -306,7 +306,7 @@ struct Serve: AsyncParsableCommand {
                 // stored version before use.
                 config.service.verifyCachedVersion = shared
                 logger.info("starting", metadata: ["store": "\(shared ? "postgres" : path)", "durability": "\(durability.rawValue)",
-                                                   "address": "\(config.host):\(config.port)", "executor": "\(ServerExecutor.running(executor))"])
+                                                   "address": "\(config.host):\(config.port)", "executor": "\(executor.running)"])
                 try await serve(catalogs, store: store, config: config, logger: logger, experiment: experimentSpec)
             }
         } catch let error as AuthSetupError {

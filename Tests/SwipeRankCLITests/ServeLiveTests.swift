@@ -129,7 +129,7 @@ struct ServeLiveTests {
         return (process, line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0, output)
     }
 
-    @Test("serve and bare-route --executor: nio by default and installed, pool by the option or SWIPERANK_EXECUTOR; both serve; a bad value is refused naming it")
+    @Test("serve and bare-route --executor: auto is nio over SQLite, installed; pool by the option or SWIPERANK_EXECUTOR; both serve; a bad value is refused naming it")
     func executors() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("swiperank-executor-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -137,7 +137,7 @@ struct ServeLiveTests {
         let profile = try String(contentsOf: CLI.root.appendingPathComponent("datasets/sample-profile.json"), encoding: .utf8)
         let cases: [(arguments: [String], environment: [String: String], executor: String)] = [
             ([], [:], "nio"), (["--executor", "pool"], [:], "pool"), (["--executor=nio"], ["SWIPERANK_EXECUTOR": "pool"], "nio"),
-            ([], ["SWIPERANK_EXECUTOR": "pool"], "pool"),
+            ([], ["SWIPERANK_EXECUTOR": "pool"], "pool"), (["--executor", "auto", "--store", "sqlite"], [:], "nio"),
         ]
         for (i, c) in cases.enumerated() {
             let server = try Self.start(["serve", "--port", "0", "--log-level", "info", "--database", dir.appendingPathComponent("\(i).sqlite").path]
@@ -164,7 +164,7 @@ struct ServeLiveTests {
         #expect(option.status != 0 && option.stderr.contains("--executor") && option.stderr.contains("threads"), "\(option.stderr)")
         let variable = try CLI.run(["serve", "--port", "0", "--database", dir.appendingPathComponent("y.sqlite").path],
                                    environment: ["SWIPERANK_EXECUTOR": "threads"])
-        #expect(variable.status != 0 && variable.stderr.contains("SWIPERANK_EXECUTOR must be one of nio, pool, got threads"), "\(variable.stderr)")
+        #expect(variable.status != 0 && variable.stderr.contains("SWIPERANK_EXECUTOR must be one of auto, nio, pool, got threads"), "\(variable.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("y.sqlite").path), "no database before the executor is checked")
     }
 
@@ -230,6 +230,22 @@ struct MultiInstanceLiveTests {
 
     static func token(_ student: String) throws -> String {
         try CLI.run(["token", "--student", student]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("--executor auto runs the handlers on Swift's pool over PostgreSQL; nio over PostgreSQL when asked; both serve a deck")
+    func executorOverPostgres() async throws {
+        let profile = try String(contentsOf: CLI.root.appendingPathComponent("datasets/sample-profile.json"), encoding: .utf8)
+        for (arguments, executor) in [([String](), "pool"), (["--executor", "nio"], "nio")] {
+            let server = try ServeLiveTests.start(["serve", "--port", "0", "--log-level", "info", "--store", Self.storeURL()] + arguments)
+            defer { server.process.terminate(); server.process.waitUntilExit() }
+            #expect(server.port > 0, "\(server.output)")
+            let starting = server.output.split(separator: "\n").first { $0.contains("starting") } ?? ""
+            #expect(starting.contains("executor=\(executor) "), "\(arguments): \(starting)")
+            let token = try Self.token("executor-pg-\(executor)")
+            #expect(try await ServeLiveTests.call(server.port, "PUT", "/student/profile", token: token, body: profile).0 == 201)
+            let (status, deck) = try await ServeLiveTests.call(server.port, "GET", "/student/recommendations?count=5&fields=minimal", token: token)
+            #expect(status == 200 && (deck["recommendations"] as? [[String: Any]])?.count == 5, "\(arguments)")
+        }
     }
 
     /// One student's session: 4 decks of 5, each swipe sent to the instance after the deck's
