@@ -90,6 +90,16 @@ public struct ServiceOptions: Sendable {
 }
 
 /// A student's live session and where the store stood when it was built or last written.
+/// A cached live session, changed in place under the student's lock (`KeyedLock`): a request
+/// finds it with one cache lookup and leaves it there. Taking the session out of the cache and
+/// putting it back cost two hash-map updates and a second lock on every request.
+final class LiveBox<M: Matcher>: @unchecked Sendable {  // `live` is only touched under the student's lock
+    /// The session and its stored record.
+    var live: LiveStudent<M>
+
+    init(_ live: LiveStudent<M>) { self.live = live }
+}
+
 struct LiveStudent<M: Matcher>: Sendable {
     var session: SwipeSession<M>
     var record: StudentRecord
@@ -152,7 +162,7 @@ final class StudentService<M: ServableMatcher>: Sendable {
     let summaryJSON: SummaryJSON
     let store: any StudentStore
     let options: ServiceOptions
-    let cache: LRUCache<String, LiveStudent<M>>
+    let cache: LRUCache<String, LiveBox<M>>
     /// Per-student locks, shared with the services of earlier catalog versions still finishing
     /// their requests.
     let locks: KeyedLock
@@ -200,58 +210,87 @@ final class StudentService<M: ServableMatcher>: Sendable {
     // MARK: Loading
 
     /// Runs `body` on the student's live session under the student's lock. `body` returns the
-    /// events to append (none for reads) and the response; the cache is updated only after
-    /// the append succeeds. A conflict (another writer moved the student) rebuilds and retries.
+    /// events to append (none for reads) and the response. The session is changed where it
+    /// sits in the cache; every way out but success (and a rejection that changed nothing)
+    /// drops it from the cache, so what stays cached is what the store holds. A conflict
+    /// (another writer moved the student) rebuilds and retries.
     func withStudent<T: Sendable>(
         _ studentID: String,
         _ body: (inout LiveStudent<M>) async throws -> (events: [StoredEvent], update: StudentUpdate, result: T)
     ) async throws -> T {
         try await locks.withLock(studentID) {
             for _ in 0..<3 {
-                var (live, current) = try await load(studentID)
-                let outcome: (events: [StoredEvent], update: StudentUpdate, result: T)
+                let (box, current) = try await load(studentID)
+                let attempt: Attempt<T>
                 do {
-                    outcome = try await body(&live)
-                } catch let error as APIError {
-                    // A session that may be stale is checked before its answer counts: the
-                    // rejection may be stale too. Rebuilt, the request runs again.
-                    if !current, try await isStale(live) { continue }
-                    // The engine rejected the request and left the session as it was.
-                    cache.put(studentID, live)
+                    attempt = try await run(body, on: box, studentID: studentID, current: current)
+                } catch {
+                    // A store error, or the body's own: nothing says the session matches the store.
+                    cache.remove(studentID)
                     throw error
                 }
-                guard !outcome.events.isEmpty else {
-                    if !current, try await isStale(live) { continue }
-                    cache.put(studentID, live)
-                    return outcome.result
-                }
-                // A write needs no check before it: the append expects the cached version, and a
-                // stale session conflicts below (one round trip per swipe instead of two).
-                precondition(outcome.update.profile == nil, "profile changes go through setProfile, which rebuilds the session")
-                precondition(outcome.update.snapshot == nil, "snapshots are written by `snapshots`, after the append")
-                switch try await store.append(outcome.events, to: studentID, expectedVersion: live.record.version, update: outcome.update) {
-                case let .appended(version):
-                    live.record.version = version
-                    live.record.updatedAt = outcome.events[outcome.events.count - 1].createdAt
-                    // A due snapshot is written after this request is answered (its encoding and
-                    // pages were the slowest part of the requests that carried one). Counted as
-                    // taken now: if its write is lost, the next rebuild only replays more events.
-                    if options.snapshotDue(eventsSince: version - live.record.snapshotVersion, historySize: live.history,
-                                           historyAtLast: live.snapshotHistory, stagger: options.snapshotStagger(for: studentID)),
-                       snapshots.submit(live.session, studentID: studentID, version: version, createdAt: live.record.createdAt) {
-                        live.record.snapshotVersion = version
-                        live.snapshotHistory = live.history
-                    }
-                    cache.put(studentID, live)
-                    return outcome.result
-                case .conflict:
-                    // Someone else wrote first (another instance, or a client id raced): the
-                    // cached session is stale. Rebuild from the store and run again.
-                    logger.debug("append conflict; rebuilding", metadata: ["student": "\(studentID)"])
-                    continue
+                switch attempt {
+                case let .done(result): return result
+                case let .rejected(error): throw error
+                case .retry: cache.remove(studentID)
                 }
             }
             throw APIError.conflict("the student changed concurrently; retry the request")
+        }
+    }
+
+    /// How one try of `withStudent` ended.
+    private enum Attempt<T> {
+        /// Answered; the session stays cached.
+        case done(T)
+        /// The engine refused the request and left the session as it was (it stays cached).
+        case rejected(APIError)
+        /// The cached session was stale, or another writer came first: rebuild and run again.
+        case retry
+    }
+
+    /// One try of `withStudent`'s body on a cached session, and the append of what it produced.
+    private func run<T: Sendable>(
+        _ body: (inout LiveStudent<M>) async throws -> (events: [StoredEvent], update: StudentUpdate, result: T),
+        on box: LiveBox<M>, studentID: String, current: Bool
+    ) async throws -> Attempt<T> {
+        let outcome: (events: [StoredEvent], update: StudentUpdate, result: T)
+        do {
+            outcome = try await body(&box.live)
+        } catch let error as APIError {
+            // A session that may be stale is checked before its answer counts: the
+            // rejection may be stale too. Rebuilt, the request runs again.
+            if !current, try await isStale(box.live) { return .retry }
+            return .rejected(error)
+        }
+        guard !outcome.events.isEmpty else {
+            if !current, try await isStale(box.live) { return .retry }
+            return .done(outcome.result)
+        }
+        // A write needs no check before it: the append expects the cached version, and a
+        // stale session conflicts below (one round trip per swipe instead of two).
+        precondition(outcome.update.profile == nil, "profile changes go through setProfile, which rebuilds the session")
+        precondition(outcome.update.snapshot == nil, "snapshots are written by `snapshots`, after the append")
+        switch try await store.append(outcome.events, to: studentID, expectedVersion: box.live.record.version, update: outcome.update) {
+        case let .appended(version):
+            box.live.record.version = version
+            box.live.record.updatedAt = outcome.events[outcome.events.count - 1].createdAt
+            // A due snapshot is written after this request is answered (its encoding and
+            // pages were the slowest part of the requests that carried one). Counted as
+            // taken now: if its write is lost, the next rebuild only replays more events.
+            let live = box.live
+            if options.snapshotDue(eventsSince: version - live.record.snapshotVersion, historySize: live.history,
+                                   historyAtLast: live.snapshotHistory, stagger: options.snapshotStagger(for: studentID)),
+               snapshots.submit(live.session, studentID: studentID, version: version, createdAt: live.record.createdAt) {
+                box.live.record.snapshotVersion = version
+                box.live.snapshotHistory = live.history
+            }
+            return .done(outcome.result)
+        case .conflict:
+            // Someone else wrote first (another instance, or a client id raced): the
+            // cached session is stale. Rebuild from the store and run again.
+            logger.debug("append conflict; rebuilding", metadata: ["student": "\(studentID)"])
+            return .retry
         }
     }
 
@@ -288,8 +327,8 @@ final class StudentService<M: ServableMatcher>: Sendable {
                                                profileVersion: newVersion, snapshot: snapshot,
                                                snapshotVersion: snapshot == nil ? existing?.snapshotVersion ?? 0 : newVersion,
                                                createdAt: existing?.createdAt ?? now, updatedAt: now)
-                    cache.put(studentID, LiveStudent(session: session, record: record,
-                                                     snapshotHistory: snapshot == nil ? 0 : session.served.count + session.totalSwipes))
+                    cache.put(studentID, LiveBox(LiveStudent(session: session, record: record,
+                                                     snapshotHistory: snapshot == nil ? 0 : session.served.count + session.totalSwipes)))
                     return (record, existing == nil)
                 case .conflict:
                     cache.remove(studentID)
@@ -318,11 +357,13 @@ final class StudentService<M: ServableMatcher>: Sendable {
         APIError.notFound("this student has no profile yet: PUT /student/profile first", details: ["resource": .string("profile")])
     }
 
-    private func load(_ studentID: String) async throws -> (live: LiveStudent<M>, current: Bool) {
+    private func load(_ studentID: String) async throws -> (box: LiveBox<M>, current: Bool) {
         // With several instances a cached session may be behind the store: it is not checked
         // here but after the request ran (`isStale`), or by the append's expected version.
-        if let live = cache.take(studentID) { return (live, !options.verifyCachedVersion) }
-        return (try await rebuild(try await record(studentID)), true)
+        if let box = cache.get(studentID) { return (box, !options.verifyCachedVersion) }
+        let box = LiveBox(try await rebuild(try await record(studentID)))
+        cache.put(studentID, box)
+        return (box, true)
     }
 
     /// Whether another instance moved the student past a cached session (one read).
