@@ -19,7 +19,7 @@ struct BareRoute: AsyncParsableCommand {
     @Option(help: "The port on 127.0.0.1 (0: any free port, announced on standard output).")
     var port = 0
 
-    @Option(help: "nio or pool, as `serve --executor` (env SWIPERANK_EXECUTOR; auto, the default, is nio here): the load script measures the ceiling both ways.")
+    @Option(help: "auto, nio or pool, as `serve --executor` (env SWIPERANK_EXECUTOR; auto, the default, is nio here): the load script measures the ceiling both ways.")
     var executor: ServerExecutor?
 
     func validate() throws {

@@ -16,8 +16,8 @@ import Synchronization
 /// over PostgreSQL it lost a quarter of the decks and swipes a second (a query's answer resumes
 /// the request on the event loop of the database connection, away from its own).
 ///
-/// The hook can only be installed once per process and before other concurrency work, so the
-/// choice is read from the command line and the environment in `SwipeRankCommand.main()`,
+/// NIO asks for the hook to be installed once per process, from the main thread, so the choice
+/// is read from the command line and the environment first thing in `SwipeRankCommand.main()`,
 /// before the arguments are parsed; the commands' own `--executor` options then validate it
 /// and report what runs.
 enum ServerExecutor: String, CaseIterable, ExpressibleByArgument, Sendable {

@@ -89,7 +89,6 @@ public struct ServiceOptions: Sendable {
     public init() {}
 }
 
-/// A student's live session and where the store stood when it was built or last written.
 /// A cached live session, changed in place under the student's lock (`KeyedLock`): a request
 /// finds it with one cache lookup and leaves it there. Taking the session out of the cache and
 /// putting it back cost two hash-map updates and a second lock on every request.
@@ -100,6 +99,7 @@ final class LiveBox<M: Matcher>: @unchecked Sendable {  // `live` is only touche
     init(_ live: LiveStudent<M>) { self.live = live }
 }
 
+/// A student's live session and where the store stood when it was built or last written.
 struct LiveStudent<M: Matcher>: Sendable {
     var session: SwipeSession<M>
     var record: StudentRecord
@@ -152,8 +152,9 @@ struct DeckMemo: Sendable {
 }
 
 /// The logic behind every `/student` route: loads a student's session (from the cache, else
-/// rebuilt from the store), applies one operation under the student's lock, appends the events
-/// it produced, and only then updates the cache. Knows nothing of HTTP beyond `APIError`.
+/// rebuilt from the store), applies one operation to it under the student's lock and appends
+/// the events it produced; a session whose operation or append failed leaves the cache, so the
+/// cache only holds what the store holds. Knows nothing of HTTP beyond `APIError`.
 final class StudentService<M: ServableMatcher>: Sendable {
     let engine: SwipeEngine<M>
     /// `engine.modelVersion`, computed once (every served deck's impressions carry it).
@@ -278,12 +279,12 @@ final class StudentService<M: ServableMatcher>: Sendable {
             // A due snapshot is written after this request is answered (its encoding and
             // pages were the slowest part of the requests that carried one). Counted as
             // taken now: if its write is lost, the next rebuild only replays more events.
-            let live = box.live
-            if options.snapshotDue(eventsSince: version - live.record.snapshotVersion, historySize: live.history,
-                                   historyAtLast: live.snapshotHistory, stagger: options.snapshotStagger(for: studentID)),
-               snapshots.submit(live.session, studentID: studentID, version: version, createdAt: live.record.createdAt) {
+            let history = box.live.history
+            if options.snapshotDue(eventsSince: version - box.live.record.snapshotVersion, historySize: history,
+                                   historyAtLast: box.live.snapshotHistory, stagger: options.snapshotStagger(for: studentID)),
+               snapshots.submit(box.live.session, studentID: studentID, version: version, createdAt: box.live.record.createdAt) {
                 box.live.record.snapshotVersion = version
-                box.live.snapshotHistory = live.history
+                box.live.snapshotHistory = history
             }
             return .done(outcome.result)
         case .conflict:
