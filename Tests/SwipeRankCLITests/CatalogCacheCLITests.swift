@@ -65,32 +65,16 @@ struct CatalogCacheCLITests {
 
     /// `serve` over the folder's catalog with the cache: its output until it listens (or exits).
     final class Server {
-        let process = Process()
-        var port = 0
-        var output = ""
+        let process: Process
+        let port: Int
+        let output: String
 
         init(_ folder: (dir: URL, csv: String, schema: String, cache: String)) throws {
-            process.executableURL = CLI.binary
-            process.arguments = ["serve", "--port", "0", "--log-level", "info", "--schema", folder.schema, "--catalog", folder.csv,
-                                 "--catalog-cache", folder.cache, "--database", folder.dir.appendingPathComponent("db.sqlite").path]
-            process.environment = ProcessInfo.processInfo.environment.merging(["SWIPERANK_OPERATOR_KEY": CatalogCacheCLITests.operatorKey]) { $1 }
-            process.currentDirectoryURL = CLI.root
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = out
-            try process.run()
-            let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline, !output.contains("listening on port") {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                output += String(decoding: chunk, as: UTF8.self)
-            }
-            if let line = output.split(separator: "\n").first(where: { $0.contains("listening on port") }),
-               let port = Int(line.split(separator: " ").last ?? "") {
-                self.port = port
-            } else {
-                process.waitUntilExit()
-            }
+            (process, port, output) = try ServeLiveTests.start(
+                ["serve", "--port", "0", "--log-level", "info", "--schema", folder.schema, "--catalog", folder.csv,
+                 "--catalog-cache", folder.cache, "--database", folder.dir.appendingPathComponent("db.sqlite").path],
+                environment: ["SWIPERANK_OPERATOR_KEY": CatalogCacheCLITests.operatorKey])
+            if port == 0 { process.waitUntilExit() }
         }
 
         func stop() {

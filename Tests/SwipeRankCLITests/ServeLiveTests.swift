@@ -9,35 +9,22 @@ import Testing
 struct ServeLiveTests {
     /// A running `swiperank serve` and its port.
     final class Server {
-        let process = Process()
-        var port = 0
+        let process: Process
+        let port: Int
 
         convenience init(database: String) throws {
             try self.init(arguments: ["--database", database])
         }
 
         init(arguments: [String]) throws {
-            process.executableURL = CLI.binary
-            process.arguments = ["serve", "--port", "0", "--log-level", "error"] + arguments
-            process.currentDirectoryURL = CLI.root
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            // Wait (bounded) for the announcement line.
-            var text = ""
-            let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline, !text.contains("\n") {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                text += String(decoding: chunk, as: UTF8.self)
-            }
-            guard let line = text.split(separator: "\n").first(where: { $0.contains("listening on port") }),
-                  let port = Int(line.split(separator: " ").last ?? "") else {
+            // Standard error is not kept: nothing reads the pipe after the start.
+            let started = try ServeLiveTests.start(["serve", "--port", "0", "--log-level", "error"] + arguments, keepErrors: false)
+            process = started.process
+            guard started.port > 0 else {
                 process.terminate()
-                throw CLIError("serve did not start: \(text)")
+                throw CLIError("serve did not start: \(started.output)")
             }
-            self.port = port
+            port = started.port
         }
 
         func kill() {
@@ -105,10 +92,12 @@ struct ServeLiveTests {
         let (_, next) = try await Self.call(second.port, "GET", "/student/recommendations?count=5&fields=minimal", token: token)
         #expect((next["recommendations"] as? [[String: Any]])?.first?["position"] as? Int == 16)
     }
+
     /// Starts `swiperank` with `arguments` and `environment` on a loopback port; its standard
-    /// output and error until it listens (bounded), the port (0 when it never listened) and the
-    /// process, to stop.
-    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (process: Process, port: Int, output: String) {
+    /// output (and error, with `keepErrors`) until it listens (bounded), the port (0 when it
+    /// never listened) and the process, to stop.
+    static func start(_ arguments: [String], environment: [String: String] = [:], keepErrors: Bool = true) throws
+        -> (process: Process, port: Int, output: String) {
         let process = Process()
         process.executableURL = CLI.binary
         process.arguments = arguments
@@ -116,7 +105,7 @@ struct ServeLiveTests {
         process.currentDirectoryURL = CLI.root
         let out = Pipe()
         process.standardOutput = out
-        process.standardError = out
+        process.standardError = keepErrors ? out : FileHandle.nullDevice
         try process.run()
         var output = ""
         let deadline = Date().addingTimeInterval(60)
