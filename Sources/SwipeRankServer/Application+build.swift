@@ -301,10 +301,8 @@ func makeGeneration<M: ServableMatcher>(
     let table = RouteTable()
 
     let router = Router(context: SwipeRankRequestContext.self)
-    router.add(middleware: CompressionMiddleware())
-    router.add(middleware: CORSMiddleware(origins: configuration.corsOrigins))
-    router.add(middleware: RequestMiddleware(metrics: metrics))
-    router.add(middleware: ErrorMiddleware<SwipeRankRequestContext>(routes: table, requestID: { $0.requestID }))
+    router.add(middleware: FrontDoorMiddleware(compression: CompressionMiddleware(), cors: CORSMiddleware(origins: configuration.corsOrigins),
+                                               request: RequestMiddleware(metrics: metrics), errors: ErrorMiddleware(routes: table)))
     PublicController(service: service, metrics: metrics, refits: configuration.refit == nil ? nil : shared.refits)
         .addRoutes(to: router, table: table)
     CatalogInfoController(service: service).addRoutes(to: router, table: table)
@@ -312,15 +310,14 @@ func makeGeneration<M: ServableMatcher>(
                    trustForwardedFor: configuration.trustForwardedFor)
         .addRoutes(to: router, table: table)
     if configuration.webApp { WebAppController(directory: configuration.appDirectory).addRoutes(to: router, table: table) }
-    let student = router.group("student")
-        .add(middleware: StudentAuthMiddleware(keys: keys, verified: verified))
-        .add(middleware: RateLimitMiddleware(buckets: buckets))
+    let studentGate = StudentGateMiddleware(auth: StudentAuthMiddleware(keys: keys, verified: verified), rateLimit: RateLimitMiddleware(buckets: buckets))
+    let student = router.group("student").add(middleware: studentGate)
     StudentController(service: service, groups: groups, metrics: metrics, buckets: buckets).addRoutes(to: student, table: table)
     EventController(store: store, engine: engine, options: configuration.service).addRoutes(
-        to: router.group("events").add(middleware: StudentAuthMiddleware(keys: keys, verified: verified)).add(middleware: RateLimitMiddleware(buckets: buckets)),
+        to: router.group("events").add(middleware: studentGate),
         table: table)
     GroupController(service: groups).addRoutes(
-        to: router.group("groups").add(middleware: StudentAuthMiddleware(keys: keys, verified: verified)).add(middleware: RateLimitMiddleware(buckets: buckets)),
+        to: router.group("groups").add(middleware: studentGate),
         table: table)
     BatchController(box: box, maxOperations: configuration.maxBatchOperations).addRoutes(to: student, table: table)
     WebhookController(store: store).addRoutes(

@@ -357,8 +357,15 @@ import Testing
             let limited = try await c.call(.get, "/student/profile", student: "rl")
             #expect(limited.status == .tooManyRequests && limited.code == "RATE_LIMITED")
             #expect(Int(limited.headers[.retryAfter] ?? "") ?? 0 >= 1)
-            // Another student has a bucket of their own.
-            #expect(try await c.call(.get, "/student/profile", student: "other").status == .notFound)
+            #expect(limited.headers[.init("X-RateLimit-Remaining")!] == "0")
+            // Another student has a bucket of their own; an error answer counts and says so, and
+            // every answer (an error's too) carries the request's id and the API version.
+            let missing = try await c.call(.get, "/student/profile", student: "other")
+            #expect(missing.status == .notFound && missing.code == "NOT_FOUND")
+            #expect(missing.headers[.init("X-RateLimit-Remaining")!] == "2" && missing.headers[.init("X-RateLimit-Limit")!] == "3")
+            for answer in [limited, missing] {
+                #expect(answer.headers[.init("X-Request-ID")!]?.count == 36 && answer.headers[.init("X-API-Version")!] == "1")
+            }
         }
     }
 }

@@ -5,8 +5,9 @@ import Hummingbird
 /// preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) is answered 204 with
 /// what may be sent, and every answer to an allowed origin names it. Tokens travel in the
 /// `Authorization` header, never cookies, so no credentials mode is offered. Off (no CORS
-/// header at all) when no origin is configured.
-struct CORSMiddleware: RouterMiddleware {
+/// header at all) when no origin is configured. A step of `FrontDoorMiddleware`, which answers a
+/// preflight before the request's other steps.
+struct CORSMiddleware: Sendable {
     typealias Context = SwipeRankRequestContext
     /// Allowed origins (`https://app.example.com`), or `["*"]` for any.
     let origins: [String]
@@ -22,25 +23,25 @@ struct CORSMiddleware: RouterMiddleware {
         return origins.contains(origin) ? origin : nil
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard !origins.isEmpty else { return try await next(request, context) }
-        let origin = request.headers[.origin]
-        if request.method == .options, request.headers[.accessControlRequestMethod] != nil {
-            var headers: HTTPFields = [.vary: "Origin"]
-            if let value = allowed(origin) {
-                headers[.accessControlAllowOrigin] = value
-                headers[.accessControlAllowMethods] = Self.allowMethods
-                headers[.accessControlAllowHeaders] = Self.allowHeaders
-                headers[.accessControlMaxAge] = "600"
-            }
-            return Response(status: .noContent, headers: headers)
+    /// The answer to a preflight (204, with what may be sent when the origin is allowed), or nil
+    /// when the request is not one (or CORS is off).
+    func preflight(_ request: Request) -> Response? {
+        guard !origins.isEmpty, request.method == .options, request.headers[.accessControlRequestMethod] != nil else { return nil }
+        var headers: HTTPFields = [.vary: "Origin"]
+        if let value = allowed(request.headers[.origin]) {
+            headers[.accessControlAllowOrigin] = value
+            headers[.accessControlAllowMethods] = Self.allowMethods
+            headers[.accessControlAllowHeaders] = Self.allowHeaders
+            headers[.accessControlMaxAge] = "600"
         }
-        var response = try await next(request, context)
-        if let value = allowed(origin) {
-            response.headers[.accessControlAllowOrigin] = value
-            response.headers[.accessControlExposeHeaders] = Self.exposeHeaders
-            if value != "*" { response.headers[.vary] = "Origin" }
-        }
-        return response
+        return Response(status: .noContent, headers: headers)
+    }
+
+    /// Names an allowed origin on the answer to any other request.
+    func decorate(_ response: inout Response, for request: Request) {
+        guard !origins.isEmpty, let value = allowed(request.headers[.origin]) else { return }
+        response.headers[.accessControlAllowOrigin] = value
+        response.headers[.accessControlExposeHeaders] = Self.exposeHeaders
+        if value != "*" { response.headers[.vary] = "Origin" }
     }
 }

@@ -7,8 +7,9 @@ import NIOCore
 /// 34,200 bytes of JSON and 6,249 gzipped (measured with curl on `serve`), which matters on a phone. Only bodies of known length
 /// (every JSON answer here) are compressed, in one pass; streams (the group SSE feed, NDJSON
 /// exports) pass through so each event still reaches the client when written. A compressed
-/// answer's ETag becomes weak (the bytes differ from the identity encoding's).
-struct CompressionMiddleware: RouterMiddleware {
+/// answer's ETag becomes weak (the bytes differ from the identity encoding's). The last step of
+/// `FrontDoorMiddleware`, on every answer.
+struct CompressionMiddleware: Sendable {
     typealias Context = SwipeRankRequestContext
     /// Smaller bodies go as they are: gzip's header and the CPU cost outweigh the saving.
     var minimumBytes = 1_024
@@ -41,14 +42,15 @@ struct CompressionMiddleware: RouterMiddleware {
         return star
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var response = try await next(request, context)
+    /// Compresses `response` when it is worth it and the client accepts gzip. On the caller's
+    /// executor (`nonisolated(nonsending)`): it suspends only to collect a body it compresses.
+    nonisolated(nonsending) func compress(_ response: inout Response, for request: Request) async throws {
         guard Self.compressible(response.headers.value(.contentType)), response.headers.value(.contentEncoding) == nil,
-              response.status != .noContent, response.status != .notModified else { return response }
+              response.status != .noContent, response.status != .notModified else { return }
         // Caches must keep the encodings apart whether or not this answer was compressed.
         response.headers.append(HTTPField(name: .vary, value: "Accept-Encoding"))
         guard Self.acceptsGzip(request.headers.value(.acceptEncoding)), let length = response.body.contentLength,
-              length >= minimumBytes, length <= maximumBytes else { return response }
+              length >= minimumBytes, length <= maximumBytes else { return }
         let collected = CollectedBody(capacity: length)
         try await response.body.write(CollectingWriter(body: collected))
         var plain = collected.buffer
@@ -56,7 +58,6 @@ struct CompressionMiddleware: RouterMiddleware {
         response.headers[.contentEncoding] = "gzip"
         if let etag = response.headers[.eTag], !etag.hasPrefix("W/") { response.headers[.eTag] = "W/" + etag }
         response.body = ResponseBody(byteBuffer: packed)
-        return response
     }
 }
 

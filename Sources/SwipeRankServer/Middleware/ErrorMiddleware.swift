@@ -7,24 +7,24 @@ import Synchronization
 /// The outermost error handler: every failure becomes the envelope
 /// `{"error": {"code", "message", "details"}}` — unknown routes (404) and wrong methods (405
 /// with `Allow`), body limits (413), store failures (500, logged with the request id, nothing
-/// internal sent).
-struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+/// internal sent). A step of `FrontDoorMiddleware`, which hands it whatever the route threw.
+struct ErrorMiddleware: Sendable {
+    typealias Context = SwipeRankRequestContext
     let routes: RouteTable
-    let requestID: @Sendable (Context) -> String
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            return try await next(request, context)
-        } catch let error as APIError {
-            return error.response(requestID: requestID(context))
-        } catch let error as HTTPError {
-            return map(error, request: request).response(requestID: requestID(context))
-        } catch let error as any HTTPResponseError {
+    /// The envelope answering an error a route threw.
+    func response(for error: any Error, request: Request, context: Context) -> Response {
+        switch error {
+        case let error as APIError:
+            return error.response(requestID: context.requestID)
+        case let error as HTTPError:
+            return map(error, request: request).response(requestID: context.requestID)
+        case let error as any HTTPResponseError:
             return APIError(error.status, code: Self.code(for: error.status), message: error.status.reasonPhrase)
-                .response(requestID: requestID(context))
-        } catch {
-            context.logger.error("unhandled error", metadata: ["error": "\(error)", "request_id": "\(requestID(context))"])
-            return APIError.server.response(requestID: requestID(context))
+                .response(requestID: context.requestID)
+        default:
+            context.logger.error("unhandled error", metadata: ["error": "\(error)", "request_id": "\(context.requestID)"])
+            return APIError.server.response(requestID: context.requestID)
         }
     }
 

@@ -57,28 +57,30 @@ final class TokenBuckets: Sendable {
 }
 
 /// Limits each student's requests (after auth): 429 `RATE_LIMITED` with `Retry-After`, and
-/// `X-RateLimit-Limit` / `X-RateLimit-Remaining` on every response.
-struct RateLimitMiddleware: RouterMiddleware {
+/// `X-RateLimit-Limit` / `X-RateLimit-Remaining` on every response. A step of
+/// `StudentGateMiddleware`.
+struct RateLimitMiddleware: Sendable {
     typealias Context = SwipeRankRequestContext
     let buckets: TokenBuckets
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let key = context.studentID ?? "anonymous"
-        let limit = String(Int(buckets.capacity))
-        switch buckets.take(key) {
+    /// Takes a token for the request's student.
+    ///
+    /// - Returns: The limit's headers for the answer (`decorate`, or `APIError.adding` on an error,
+    ///   which counts against the limit too and says so).
+    /// - Throws: `APIError` 429 when the student has none left.
+    func admit(_ context: Context) throws(APIError) -> HTTPFields {
+        switch buckets.take(context.studentID ?? "anonymous") {
         case let .failure(retry):
             throw APIError.rateLimited(retry, limit: Int(buckets.capacity), what: "requests")
         case let .success(remaining):
-            let fields: HTTPFields = [.xRateLimitLimit: limit, .xRateLimitRemaining: String(remaining)]
-            do {
-                var response = try await next(request, context)
-                // A route that charged more (a sync batch) has set its own, later count.
-                for field in fields where response.headers[field.name] == nil { response.headers.append(field) }
-                return response
-            } catch let error as APIError {
-                throw error.adding(fields)  // errors count against the limit too, and say so
-            }
+            return [.xRateLimitLimit: String(Int(buckets.capacity)), .xRateLimitRemaining: String(remaining)]
         }
+    }
+
+    /// Puts the limit's headers on an answer; a route that charged more (a sync batch) has set its
+    /// own, later count.
+    func decorate(_ response: inout Response, with fields: HTTPFields) {
+        for field in fields where response.headers[field.name] == nil { response.headers.append(field) }
     }
 }
 

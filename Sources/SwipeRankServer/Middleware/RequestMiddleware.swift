@@ -4,29 +4,29 @@ import Hummingbird
 import Logging
 import Synchronization
 
-/// The outermost middleware: gives every request an id (`X-Request-ID`, the client's when
-/// well-formed), stamps `X-Request-ID` and `X-API-Version` on every response, records latency
-/// by route and status in Prometheus, and logs one structured line per request.
-struct RequestMiddleware: RouterMiddleware {
+/// Gives every request an id (`X-Request-ID`, the client's when well-formed), stamps
+/// `X-Request-ID` and `X-API-Version` on every response, records latency by route and status in
+/// Prometheus, and logs one structured line per request. A step of `FrontDoorMiddleware`:
+/// `begin` before the route, `finish` on its answer (or on the error envelope it threw).
+struct RequestMiddleware: Sendable {
     typealias Context = SwipeRankRequestContext
     let metrics: ServerMetrics
 
     static let apiVersion = "1"
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var context = context
-        let start = ContinuousClock.now
-        context.requestID = Self.requestID(from: request.headers.value(.xRequestID))
+    /// Starts a request: its id goes into the context.
+    ///
+    /// - Returns: When it started.
+    func begin(_ request: Request, context: inout Context) -> ContinuousClock.Instant {
         // Not set as logger metadata: the stream handler renders its metadata again every time
         // it changes (2% of the CPU under load, at any log level); the lines that need the id
         // carry it.
-        var response: Response
-        do {
-            response = try await next(request, context)
-        } catch {
-            // The error middleware sits inside this one; this is a last resort.
-            response = APIError.server.response(requestID: context.requestID)
-        }
+        context.requestID = Self.requestID(from: request.headers.value(.xRequestID))
+        return ContinuousClock.now
+    }
+
+    /// Ends a request: the id and API version on the response, its latency recorded, one log line.
+    func finish(_ response: inout Response, for request: Request, context: Context, start: ContinuousClock.Instant) {
         response.headers[.xRequestID] = context.requestID
         response.headers[.xAPIVersion] = Self.apiVersion
         let elapsed = ContinuousClock.now - start
@@ -37,7 +37,6 @@ struct RequestMiddleware: RouterMiddleware {
             "status": .stringConvertible(response.status.code),
             "ms": .string(String(format: "%.3f", Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)),
         ])
-        return response
     }
 
     /// The client's id when it is 1…64 of `A–Z a–z 0–9 - _ .`, else a new one (`RequestIDs`).

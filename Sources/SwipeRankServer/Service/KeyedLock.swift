@@ -10,14 +10,16 @@ final class KeyedLock: Sendable {
 
     private let state = Mutex(State())
 
-    /// Runs `body` holding the lock of `key`.
-    func withLock<T>(_ key: String, _ body: () async throws -> T) async throws -> T {
+    /// Runs `body` holding the lock of `key`, on the caller's executor (`nonisolated(nonsending)`,
+    /// as the service's request path is: under `serve --executor nio` each nonisolated async call
+    /// and return re-queued the request's task on its event loop).
+    nonisolated(nonsending) func withLock<T>(_ key: String, _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         await lock(key)
         defer { unlock(key) }
         return try await body()
     }
 
-    private func lock(_ key: String) async {
+    private nonisolated(nonsending) func lock(_ key: String) async {
         let acquired = state.withLock { s in s.held.insert(key).inserted }
         if acquired { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -12,7 +12,7 @@ extension StudentService {
     // MARK: Decks
 
     /// Serves the next `count` cards and logs them (the impression log) before answering.
-    func recommendations(_ studentID: String, count: Int, fields: CardFields, compressed: Bool, preload: Bool) async throws -> Data {
+    nonisolated(nonsending) func recommendations(_ studentID: String, count: Int, fields: CardFields, compressed: Bool, preload: Bool) async throws -> Data {
         try await withStudent(studentID) { live in
             let key = live.deckKey(count: count, fields: fields, compressed: compressed, preload: preload)
             if options.memoizeDeckRereads, let memo = live.deckMemo, memo.key == key {

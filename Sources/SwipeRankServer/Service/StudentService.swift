@@ -214,10 +214,11 @@ final class StudentService<M: ServableMatcher>: Sendable {
     /// events to append (none for reads) and the response. The session is changed where it
     /// sits in the cache; every way out but success (and a rejection that changed nothing)
     /// drops it from the cache, so what stays cached is what the store holds. A conflict
-    /// (another writer moved the student) rebuilds and retries.
-    func withStudent<T: Sendable>(
+    /// (another writer moved the student) rebuilds and retries. It runs on the caller's executor,
+    /// like `KeyedLock.withLock` (a task switch saved at each call and return under `--executor nio`).
+    nonisolated(nonsending) func withStudent<T: Sendable>(
         _ studentID: String,
-        _ body: (inout LiveStudent<M>) async throws -> (events: [StoredEvent], update: StudentUpdate, result: T)
+        _ body: nonisolated(nonsending) (inout LiveStudent<M>) async throws -> (events: [StoredEvent], update: StudentUpdate, result: T)
     ) async throws -> T {
         try await locks.withLock(studentID) {
             for _ in 0..<3 {
@@ -251,8 +252,8 @@ final class StudentService<M: ServableMatcher>: Sendable {
     }
 
     /// One try of `withStudent`'s body on a cached session, and the append of what it produced.
-    private func run<T: Sendable>(
-        _ body: (inout LiveStudent<M>) async throws -> (events: [StoredEvent], update: StudentUpdate, result: T),
+    private nonisolated(nonsending) func run<T: Sendable>(
+        _ body: nonisolated(nonsending) (inout LiveStudent<M>) async throws -> (events: [StoredEvent], update: StudentUpdate, result: T),
         on box: LiveBox<M>, studentID: String, current: Bool
     ) async throws -> Attempt<T> {
         let outcome: (events: [StoredEvent], update: StudentUpdate, result: T)
@@ -358,7 +359,7 @@ final class StudentService<M: ServableMatcher>: Sendable {
         APIError.notFound("this student has no profile yet: PUT /student/profile first", details: ["resource": .string("profile")])
     }
 
-    private func load(_ studentID: String) async throws -> (box: LiveBox<M>, current: Bool) {
+    private nonisolated(nonsending) func load(_ studentID: String) async throws -> (box: LiveBox<M>, current: Bool) {
         // With several instances a cached session may be behind the store: it is not checked
         // here but after the request ran (`isStale`), or by the append's expected version.
         if let box = cache.get(studentID) { return (box, !options.verifyCachedVersion) }
