@@ -95,8 +95,8 @@ package func valuesAtDescendingRanksByPartitions(_ ranks: [Int], of values: [Dou
 /// `valuesAtDescendingRanks(_:of:)` through bins: each value goes to one of about m/4 equal-width
 /// bins between the least and the greatest (bin 0 the greatest values), by `(x − least) · scale`
 /// rounded, which never decreases as x grows, so a bin's values all rank below every value of a
-/// better bin. A count per bin finds the bin holding each rank, one counting-sort pass lays the
-/// values out by bin, and each rank is selected within its bin's few values. The partitions'
+/// better bin. A count per bin finds the bin holding each rank, one counting-sort pass lays out
+/// the values of those bins alone, and each rank is selected within its bin's few values. The partitions'
 /// passes over all 1,024 scores of a grade scale (and their copies back) were a tenth of a
 /// deck; this reads them three times, each a few instructions.
 ///
@@ -119,7 +119,7 @@ package func valuesAtDescendingRanksByBins(_ ranks: [Int], of values: [Double]) 
     guard width.isFinite, scale.isFinite, scale > 0 else { return nil }
     // Bin 0 holds the greatest values, so descending ranks run with the bins.
     let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: m * (2 * MemoryLayout<Double>.stride + MemoryLayout<Int32>.stride)
-                                                           + (binCount + 1) * MemoryLayout<Int32>.stride,
+                                                           + (binCount + 1) * MemoryLayout<Int32>.stride + binCount,
                                                          alignment: MemoryLayout<Double>.alignment)
     defer { scratch.deallocate() }
     let laid = scratch.baseAddress!.bindMemory(to: Double.self, capacity: 2 * m)
@@ -127,6 +127,10 @@ package func valuesAtDescendingRanksByBins(_ ranks: [Int], of values: [Double]) 
     let binOf = (scratch.baseAddress! + 2 * m * MemoryLayout<Double>.stride).bindMemory(to: Int32.self, capacity: m + binCount + 1)
     let starts = binOf + m  // starts[b]: values in bins before b, once summed
     starts.initialize(repeating: 0, count: binCount + 1)
+    let wanted = (scratch.baseAddress! + m * (2 * MemoryLayout<Double>.stride + MemoryLayout<Int32>.stride)
+                  + (binCount + 1) * MemoryLayout<Int32>.stride).bindMemory(to: UInt8.self, capacity: binCount)
+    wanted.initialize(repeating: 0, count: binCount)
+    var result = [Double](repeating: 0, count: ranks.count)
     values.withUnsafeBufferPointer { values in
         for i in 0..<m {
             // (x − least) · scale is in [0, top]: adding 2⁵² rounds it to an integer in the low
@@ -138,20 +142,27 @@ package func valuesAtDescendingRanksByBins(_ ranks: [Int], of values: [Double]) 
             starts[b &+ 1] &+= 1
         }
         for b in 0..<binCount { starts[b &+ 1] &+= starts[b] }
-        // Counting sort by bin; `starts[b]` ends at the start of bin b + 1 …
+        // Bin b spans [starts[b], starts[b + 1]) of the values laid out by bin. Only the bins
+        // holding a rank are laid out (a counting sort of those values alone, in their order):
+        // writing every value to its place was most of this function's time.
+        var spans: [(start: Int, end: Int)] = []
+        spans.reserveCapacity(ranks.count)
+        var b = 0
+        for rank in ranks {
+            while Int(starts[b &+ 1]) <= rank { b &+= 1 }
+            spans.append((Int(starts[b]), Int(starts[b &+ 1])))
+            wanted[b] = 1
+        }
         for i in 0..<m {
             let b = Int(binOf[i])
+            guard wanted[b] != 0 else { continue }
             sorted[Int(starts[b])] = values[i]
-            starts[b] &+= 1
+            starts[b] &+= 1  // the cursor of a wanted bin (its span was read above)
         }
-    }
-    // … so bin b spans [starts[b − 1], starts[b]) (from 0 for the first).
-    var result = [Double](repeating: 0, count: ranks.count)
-    var b = 0
-    for (i, rank) in ranks.enumerated() {
-        while Int(starts[b]) <= rank { b &+= 1 }
-        let start = b == 0 ? 0 : Int(starts[b &- 1])
-        result[i] = branchFreeSelectDescending(rank &- start, in: sorted, spare: spare, from: start, upTo: Int(starts[b]))
+        for (i, rank) in ranks.enumerated() {
+            let (start, end) = spans[i]
+            result[i] = branchFreeSelectDescending(rank &- start, in: sorted, spare: spare, from: start, upTo: end)
+        }
     }
     return result
 }

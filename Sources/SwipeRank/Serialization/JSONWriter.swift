@@ -74,8 +74,13 @@ package struct JSONWriter {
             throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "\(value) is not a JSON number"))
         }
         var text = value.description
-        if text.hasSuffix(".0") { text.removeLast(2) }
-        bytes.append(contentsOf: text.utf8)
+        // The bytes read once (a score's text is a small string, held inline): `hasSuffix` and
+        // `removeLast(2)` walked it by characters, several times a number's formatting.
+        text.withUTF8 { utf8 in
+            let n = utf8.count
+            let whole = n >= 2 && utf8[n - 2] == UInt8(ascii: ".") && utf8[n - 1] == UInt8(ascii: "0")
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[..<(whole ? n - 2 : n)]))
+        }
     }
 
     /// An integer.
@@ -123,12 +128,27 @@ package struct JSONWriter {
     /// An object with run-time keys, in the byte order of the keys (what `.sortedKeys` does).
     package mutating func object<V>(_ entries: [(key: String, value: V)], _ write: (inout JSONWriter, V) throws -> Void) rethrows {
         bytes.append(UInt8(ascii: "{"))
-        for (i, entry) in entries.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }).enumerated() {
+        for (i, entry) in entries.sorted(by: { JSONWriter.precedes($0.key, $1.key) }).enumerated() {
             if i > 0 { bytes.append(UInt8(ascii: ",")) }
             key(entry.key)
             try write(&self, entry.value)
         }
         bytes.append(UInt8(ascii: "}"))
+    }
+}
+
+extension JSONWriter {
+    /// Whether `a` sorts before `b` in byte order of their UTF-8 (the order of `.sortedKeys`):
+    /// a `memcmp` of the two buffers, where comparing the views stepped them byte by byte.
+    package static func precedes(_ a: String, _ b: String) -> Bool {
+        var (a, b) = (a, b)  // withUTF8 is mutating: it may make a bridged string native
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let common = min(x.count, y.count)
+                let order = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+                return order != 0 ? order < 0 : x.count < y.count
+            }
+        }
     }
 }
 

@@ -39,7 +39,7 @@ extension SwipeSession {
 
     private func openCards(_ open: [ServedCard], scores: DeckScores, explained: Bool = true) -> [OpenCard] {
         let (weights, reasons) = (scores.weights, scores.reasons)
-        let student = self.student
+        let student = scores.student  // resolved with the scores: a second lookup takes the cache's lock again
         let grades = scores.gradeScale(engine: engine)
         var placed: [(row: Int, raw: Float)] = []
         // Each card's candidate reasons ranked with it, as a fresh deal does: the variety pass
@@ -63,14 +63,27 @@ extension SwipeSession {
             card.grade(by: grades)
             return card
         }
-        guard explained else { return zip(cards, open).map { OpenCard(recommendation: $0, position: $1.position) } }
+        guard explained else { return OpenCard.list(cards, open) }
         if let reasons {
             for (i, reason) in reasons.reasons(for: placed, session: self).enumerated() {
                 if let reason { cards[i].explanations.insert(reason, at: 0) }
             }
         }
         engine.matcher.varyExplanations(&cards, candidates: candidates, student: student, weights: weights)
-        return zip(cards, open).map { OpenCard(recommendation: $0, position: $1.position) }
+        return OpenCard.list(cards, open)
+    }
+}
+
+extension OpenCard {
+    /// The cards with the positions they were served at, moved in: a zip of the two arrays
+    /// copied every card and destroyed the pairs (about a tenth of a re-read's open cards).
+    static func list(_ cards: consuming [Recommendation], _ open: [ServedCard]) -> [OpenCard] {
+        var result: [OpenCard] = []
+        result.reserveCapacity(cards.count)
+        var cards = cards
+        for i in cards.indices.reversed() { result.append(OpenCard(recommendation: cards.removeLast(), position: open[i].position)) }
+        result.reverse()
+        return result
     }
 }
 

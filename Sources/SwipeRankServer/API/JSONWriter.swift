@@ -91,10 +91,22 @@ extension CompressedCard: JSONWritable {
 extension CardList: JSONWritable {
     package func write(to w: inout JSONWriter) throws {
         switch self {
-        case let .full(cards): try w.array(cards)
-        case let .minimal(cards): try w.array(cards)
-        case let .compressed(cards): try w.array(cards)
+        case let .full(cards): try CardList.write(cards, to: &w)
+        case let .minimal(cards): try CardList.write(cards, to: &w)
+        case let .compressed(cards): try CardList.write(cards, to: &w)
         }
+    }
+
+    /// `JSONWriter.array(_:)` compiled in this module, so it is specialized for each card type:
+    /// the engine module's generic one went through the iterator's and the element's witnesses
+    /// and looked up type metadata for every card.
+    private static func write<Card: JSONWritable>(_ cards: [Card], to w: inout JSONWriter) throws {
+        w.raw("[")
+        for i in cards.indices {
+            if i > 0 { w.raw(",") }
+            try cards[i].write(to: &w)
+        }
+        w.raw("]")
     }
 }
 
