@@ -42,8 +42,10 @@ import Testing
 
         mutating func summary() -> ItemSummary {
             var attributes: [String: ItemSummary.Value] = [:]
-            for _ in 0..<int(8) {
-                attributes[key()] = [ItemSummary.Value.text(string()), .number(double()), .missing][int(3)]
+            // One in four has many attributes: objects of more than 32 keys sort another way.
+            let many = int(4) == 0
+            for _ in 0..<(many ? 33 + int(60) : int(8)) {
+                attributes[many ? key() + string(max: 3) : key()] = [ItemSummary.Value.text(string()), .number(double()), .missing][int(3)]
             }
             return ItemSummary(id: string(), name: string(), attributes: attributes)
         }
