@@ -96,9 +96,9 @@ package func valuesAtDescendingRanksByPartitions(_ ranks: [Int], of values: [Dou
 /// bins between the least and the greatest (bin 0 the greatest values), by `(x − least) · scale`
 /// rounded, which never decreases as x grows, so a bin's values all rank below every value of a
 /// better bin. A count per bin finds the bin holding each rank, one counting-sort pass lays out
-/// the values of those bins alone, and each rank is selected within its bin's few values. The partitions'
-/// passes over all 1,024 scores of a grade scale (and their copies back) were a tenth of a
-/// deck; this reads them three times, each a few instructions.
+/// the values of those bins alone, and each rank is selected within its bin's few values. The
+/// partitions' passes over all 1,024 scores of a grade scale (and their copies back) were a
+/// tenth of a deck; this reads them three times, each a few instructions.
 ///
 /// - Returns: nil when the values cannot be binned (a NaN, an infinity, or a range whose width
 ///   or scale overflows); the caller then partitions, or with a NaN quickselects.

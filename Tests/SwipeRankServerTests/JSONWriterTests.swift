@@ -93,6 +93,7 @@ import Testing
     @Test("every writer equals JSONEncoder byte for byte on 400 seeded random values each")
     func matchesFoundation() throws {
         var v = Values(rng: SplitMix64(seed: 2026))
+        var large = 0
         for i in 0..<400 {
             try Self.same(v.deck(), "deck", i)
             try Self.same(v.learningState(), "learning state", i)
@@ -103,8 +104,11 @@ import Testing
             try Self.same(v.served(), "served payload", i)
             try Self.same(LearningStateResponse(learningState: v.learningState(), totalSwipes: v.int(99), servedCards: v.int(999),
                                                 unseenCards: v.int(9_999)), "learning state response", i)
-            try Self.same(v.summary(), "summary", i)
+            let summary = v.summary()
+            if summary.attributes.count > 32 { large += 1 }
+            try Self.same(summary, "summary", i)
         }
+        #expect(large > 20, "items of more than 32 attributes (the writer sorts those another way): \(large)")
     }
 
     @Test("full cards written from the summaries written once equal JSONEncoder on every school")
