@@ -42,7 +42,7 @@ import Testing
 
         mutating func summary() -> ItemSummary {
             var attributes: [String: ItemSummary.Value] = [:]
-            // One in four has many attributes: objects of more than 32 keys sort another way.
+            // One in four has many attributes: more keys to sort than a learning state's.
             let many = int(4) == 0
             for _ in 0..<(many ? 33 + int(60) : int(8)) {
                 attributes[many ? key() + string(max: 3) : key()] = [ItemSummary.Value.text(string()), .number(double()), .missing][int(3)]
@@ -108,7 +108,7 @@ import Testing
             if summary.attributes.count > 32 { large += 1 }
             try Self.same(summary, "summary", i)
         }
-        #expect(large > 20, "items of more than 32 attributes (the writer sorts those another way): \(large)")
+        #expect(large > 20, "items of more than 32 attributes written: \(large)")
     }
 
     @Test("full cards written from the summaries written once equal JSONEncoder on every school")

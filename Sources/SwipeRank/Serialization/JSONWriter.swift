@@ -129,22 +129,9 @@ package struct JSONWriter {
     package mutating func object<V>(_ entries: [(key: String, value: V)], _ write: (inout JSONWriter, V) throws -> Void) rethrows {
         bytes.append(UInt8(ascii: "{"))
         // The entries' places sorted, not the entries: sorting those moved and retained their
-        // strings, and was most of writing a learning state. By insertion when few (a learning
-        // state's dozen weights), else by the library's sort (an item with many attributes).
-        var order = [Int](repeating: 0, count: entries.count)
-        if entries.count <= 32 {
-            for i in entries.indices {
-                var j = i
-                while j > 0 && JSONWriter.precedes(entries[i].key, entries[order[j - 1]].key) {
-                    order[j] = order[j - 1]
-                    j -= 1
-                }
-                order[j] = i
-            }
-        } else {
-            order = Array(entries.indices)
-            order.sort { JSONWriter.precedes(entries[$0].key, entries[$1].key) }
-        }
+        // strings, and was most of writing a learning state.
+        var order = Array(entries.indices)
+        order.sort { JSONWriter.precedes(entries[$0].key, entries[$1].key) }
         for (n, i) in order.enumerated() {
             if n > 0 { bytes.append(UInt8(ascii: ",")) }
             key(entries[i].key)
