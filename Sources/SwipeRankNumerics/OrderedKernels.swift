@@ -79,27 +79,78 @@ extension Matrix {
 ///   - y: The scores; `y.count` values are read from `values` starting at `offset`.
 /// - Complexity: O(y.count).
 public func addScaledFixedPoint(_ values: ContiguousArray<Int16>, offset: Int, scale: Float, into y: inout [Float]) {
-    precondition(offset >= 0 && offset + y.count <= values.count, "addScaledFixedPoint: row out of range")
+    addScaledFixedPointRows(values, rows: [(offset, scale)], into: &y)
+}
+
+/// `addScaledFixedPoint(_:offset:scale:into:)` for several rows in one pass: `y[i]` gets each
+/// row's `scale · Float(values[offset + i])` added in the order of `rows`, so every score is the
+/// same bits as one pass per row, while the scores are read and written once instead of once
+/// per row (a deck adds a student's four terms; the separate passes stalled on the scores).
+///
+/// - Parameters:
+///   - values: The fixed-point values.
+///   - rows: Each row's start in `values` and the value of one of its units, in the order added.
+///   - y: The scores; `y.count` values are read from each row.
+/// - Complexity: O(y.count × rows.count).
+public func addScaledFixedPointRows(_ values: ContiguousArray<Int16>, rows: [(offset: Int, scale: Float)], into y: inout [Float]) {
+    for row in rows {
+        precondition(row.offset >= 0 && row.offset + y.count <= values.count, "addScaledFixedPoint: row out of range")
+    }
     values.withUnsafeBufferPointer { v in
         y.withUnsafeMutableBufferPointer { out in
-            // Eight lanes at a time, each exactly the scalar loop's multiply then add (an Int16
-            // converts to Float exactly), so the result is the same bit for bit.
-            let n = out.count
-            guard n > 0 else { return }
-            let source = UnsafeRawPointer(v.baseAddress! + offset), target = UnsafeMutableRawPointer(out.baseAddress!)
-            let factor = SIMD8<Float>(repeating: scale)
-            var i = 0
-            while i + 8 <= n {
-                let units = SIMD8<Float>(SIMD8<Int32>(truncatingIfNeeded: source.loadUnaligned(fromByteOffset: 2 * i, as: SIMD8<Int16>.self)))
-                let sum = target.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self) + factor * units
-                target.storeBytes(of: sum, toByteOffset: 4 * i, as: SIMD8<Float>.self)
-                i += 8
-            }
-            while i < n {
-                out[i] += scale * Float(v[offset + i])
-                i += 1
+            guard out.count > 0 else { return }
+            // Up to four rows a pass, their pointers and factors in registers (a loop over the
+            // row list inside the lane loop cost more instructions than it saved).
+            var first = 0
+            while first < rows.count {
+                let group = min(4, rows.count - first)
+                func row(_ r: Int) -> (UnsafePointer<Int16>, Float) {
+                    let entry = rows[first + min(r, group - 1)]
+                    return (v.baseAddress! + entry.offset, entry.scale)
+                }
+                let (p0, s0) = row(0), (p1, s1) = row(1), (p2, s2) = row(2), (p3, s3) = row(3)
+                switch group {
+                case 1: addScaledFixedPointPass(out, (p0, s0), (p0, s0), (p0, s0), (p0, s0), rows: 1)
+                case 2: addScaledFixedPointPass(out, (p0, s0), (p1, s1), (p1, s1), (p1, s1), rows: 2)
+                case 3: addScaledFixedPointPass(out, (p0, s0), (p1, s1), (p2, s2), (p2, s2), rows: 3)
+                default: addScaledFixedPointPass(out, (p0, s0), (p1, s1), (p2, s2), (p3, s3), rows: 4)
+                }
+                first += group
             }
         }
+    }
+}
+
+/// One pass of `addScaledFixedPointRows`: rows 0..<`rows` of the four given (`rows` a constant
+/// at each call, so the unused rows' work is folded away), added in order to each score.
+@inline(__always)
+private func addScaledFixedPointPass(_ out: UnsafeMutableBufferPointer<Float>, _ r0: (UnsafePointer<Int16>, Float),
+                                     _ r1: (UnsafePointer<Int16>, Float), _ r2: (UnsafePointer<Int16>, Float),
+                                     _ r3: (UnsafePointer<Int16>, Float), rows: Int) {
+    // Eight lanes at a time, each exactly the scalar loop's multiply then add per row (an Int16
+    // converts to Float exactly), so the result is the same bit for bit.
+    let n = out.count, target = UnsafeMutableRawPointer(out.baseAddress!)
+    let (q0, q1, q2, q3) = (UnsafeRawPointer(r0.0), UnsafeRawPointer(r1.0), UnsafeRawPointer(r2.0), UnsafeRawPointer(r3.0))
+    let (f0, f1, f2, f3) = (SIMD8<Float>(repeating: r0.1), SIMD8<Float>(repeating: r1.1), SIMD8<Float>(repeating: r2.1), SIMD8<Float>(repeating: r3.1))
+    @inline(__always) func units(_ q: UnsafeRawPointer, _ i: Int) -> SIMD8<Float> {
+        SIMD8<Float>(SIMD8<Int32>(truncatingIfNeeded: q.loadUnaligned(fromByteOffset: 2 * i, as: SIMD8<Int16>.self)))
+    }
+    var i = 0
+    while i + 8 <= n {
+        var sum = target.loadUnaligned(fromByteOffset: 4 * i, as: SIMD8<Float>.self)
+        sum = sum + f0 * units(q0, i)
+        if rows > 1 { sum = sum + f1 * units(q1, i) }
+        if rows > 2 { sum = sum + f2 * units(q2, i) }
+        if rows > 3 { sum = sum + f3 * units(q3, i) }
+        target.storeBytes(of: sum, toByteOffset: 4 * i, as: SIMD8<Float>.self)
+        i += 8
+    }
+    while i < n {
+        out[i] += r0.1 * Float(r0.0[i])
+        if rows > 1 { out[i] += r1.1 * Float(r1.0[i]) }
+        if rows > 2 { out[i] += r2.1 * Float(r2.0[i]) }
+        if rows > 3 { out[i] += r3.1 * Float(r3.0[i]) }
+        i += 1
     }
 }
 

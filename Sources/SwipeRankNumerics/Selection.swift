@@ -66,10 +66,18 @@ func selectNth<T>(_ n: Int, in values: UnsafeMutableBufferPointer<T>, within ran
 /// - Returns: One value per rank, in the order of `ranks`.
 /// - Complexity: O(n) expected.
 public func valuesAtDescendingRanks(_ ranks: [Int], of values: [Double]) -> [Double] {
+    valuesAtDescendingRanks(ranks, of: values, range: nil)
+}
+
+/// `valuesAtDescendingRanks(_:of:)` with the values' least and greatest already known (a grade
+/// scale finds them while it samples), so the bins skip their own pass over the values.
+///
+/// - Parameter range: `(values.min(), values.max())` of values without NaN, or nil to find them.
+package func valuesAtDescendingRanks(_ ranks: [Int], of values: [Double], range: (least: Double, greatest: Double)?) -> [Double] {
     let m = values.count
     precondition(ranks.allSatisfy { $0 >= 0 && $0 < m } && zip(ranks, ranks.dropFirst()).allSatisfy { $0 <= $1 },
                  "valuesAtDescendingRanks: ranks \(ranks) of \(m) values (ascending)")
-    if let binned = valuesAtDescendingRanksByBins(ranks, of: values) { return binned }
+    if let binned = valuesAtDescendingRanksByBins(ranks, of: values, range: range) { return binned }
     guard !values.contains(where: \.isNaN) else { return quickselectDescending(ranks, of: values) }
     return valuesAtDescendingRanksByPartitions(ranks, of: values)
 }
@@ -102,16 +110,13 @@ package func valuesAtDescendingRanksByPartitions(_ ranks: [Int], of values: [Dou
 ///
 /// - Returns: nil when the values cannot be binned (a NaN, an infinity, or a range whose width
 ///   or scale overflows); the caller then partitions, or with a NaN quickselects.
-package func valuesAtDescendingRanksByBins(_ ranks: [Int], of values: [Double]) -> [Double]? {
+///
+/// - Parameter range: The values' least and greatest (no NaN among them), if the caller knows
+///   them; nil to find them here.
+package func valuesAtDescendingRanksByBins(_ ranks: [Int], of values: [Double], range: (least: Double, greatest: Double)? = nil) -> [Double]? {
     let m = values.count
     guard m > 0, !ranks.isEmpty else { return ranks.isEmpty ? [] : nil }
-    var least = values[0], greatest = values[0], nans = 0
-    for x in values {
-        least = x < least ? x : least
-        greatest = x > greatest ? x : greatest
-        nans &+= x == x ? 0 : 1  // NaN is not equal to itself
-    }
-    guard nans == 0 else { return nil }
+    guard let (least, greatest) = range ?? nanFreeRange(values) else { return nil }
     if least == greatest { return ranks.map { _ in least } }
     let binCount = min(max(m / 4, 16), 1 << 16)
     let top = binCount - 1
@@ -165,6 +170,20 @@ package func valuesAtDescendingRanksByBins(_ ranks: [Int], of values: [Double]) 
         }
     }
     return result
+}
+
+/// The least and greatest of `values` (non-empty), or nil if any is NaN. The NaN test reads the
+/// bits (a NaN's exponent is all ones and its fraction not zero): comparing a value with itself
+/// compiled to a branch per value.
+@inline(__always)
+func nanFreeRange(_ values: [Double]) -> (least: Double, greatest: Double)? {
+    var least = values[0], greatest = values[0], nans: UInt64 = 0
+    for x in values {
+        least = x < least ? x : least
+        greatest = x > greatest ? x : greatest
+        nans |= (x.bitPattern & 0x7FFF_FFFF_FFFF_FFFF) > 0x7FF0_0000_0000_0000 ? 1 : 0
+    }
+    return nans == 0 ? (least, greatest) : nil
 }
 
 /// Puts the value of descending rank `k` of `a[start..<end]` (rank 0 at `start`) at

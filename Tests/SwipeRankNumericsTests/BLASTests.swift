@@ -124,6 +124,29 @@ struct BLASTests {
         #expect(y.map(\.bitPattern) == want.map(\.bitPattern))
     }
 
+    @Test("addScaledFixedPointRows equals one scalar pass per row, in row order, bit for bit", arguments: 0..<24)
+    func fixedPointRows(seed: Int) {
+        var rng = SplitMix64(seed: UInt64(seed) &+ 1_900)
+        let n = seed < 20 ? seed : Int.random(in: 20...300, using: &rng)
+        let rowCount = seed % 10  // none up to nine rows: passes of four, then the rest
+        let values = ContiguousArray((0..<(rowCount * n + 11)).map { _ in Int16.random(in: .min ... .max, using: &rng) })
+        let rows = (0..<rowCount).map { r in
+            (offset: r * n + Int.random(in: 0...11, using: &rng), scale: Float.random(in: -2...2, using: &rng) / 8192)
+        }
+        var y = (0..<n).map { _ in Float.random(in: -50...50, using: &rng) }
+        var want = y
+        for row in rows { for i in 0..<n { want[i] += row.scale * Float(values[row.offset + i]) } }
+        addScaledFixedPointRows(values, rows: rows, into: &y)
+        #expect(y.map(\.bitPattern) == want.map(\.bitPattern))
+        // The rows' order matters to the bits: the kernel adds them in the order given.
+        if rowCount >= 2, n > 0 {
+            var reversed = (0..<n).map { _ in Float(0) }, wantReversed = reversed
+            for row in rows.reversed() { for i in 0..<n { wantReversed[i] += row.scale * Float(values[row.offset + i]) } }
+            addScaledFixedPointRows(values, rows: rows.reversed(), into: &reversed)
+            #expect(reversed.map(\.bitPattern) == wantReversed.map(\.bitPattern))
+        }
+    }
+
     @Test("the thread count can be set and is restored")
     func threads() {
         let before = BLASThreads.count

@@ -75,6 +75,15 @@ struct GradeScaleTests {
                 let reference = GradeScale(sample: sample) { calibration.cardMatchScore(raw: $0) }
                 #expect(matcher.gradeScale(raw: raw, matchOffsets: matchOffsets) == reference, "N \(n) offsets \(matchOffsets != nil)")
             }
+            // A NaN score among the sampled rows (the range the sampling finds is then not used):
+            // the same thresholds, bit for bit, as the reference's selection with the NaN.
+            var poisoned = raw
+            let rows = GradeScale.sampleRows(catalogCount: n)
+            poisoned[rows[rows.count / 2]] = .nan
+            let sample = rows.map { Double(poisoned[$0]) }
+            let reference = GradeScale(sample: sample) { calibration.cardMatchScore(raw: $0) }
+            #expect(matcher.gradeScale(raw: poisoned, matchOffsets: nil).thresholds.map(\.bitPattern) == reference.thresholds.map(\.bitPattern),
+                    "N \(n) with a NaN")
         }
     }
 

@@ -51,6 +51,11 @@ public struct GradeScale: Sendable, Hashable {
     ///   - matchScore: A non-decreasing map from a value to its match score.
     /// - Complexity: O(m) expected.
     init(sample: [Double], matchScore: (Double) -> Double) {
+        self.init(sample: sample, range: nil, matchScore: matchScore)
+    }
+
+    /// `init(sample:matchScore:)` with the sample's least and greatest known (no NaN in it).
+    init(sample: [Double], range: (least: Double, greatest: Double)?, matchScore: (Double) -> Double) {
         let m = sample.count
         guard m > 0 else {
             thresholds = GradeScale.cumulativePercent.map { _ in .infinity }
@@ -62,7 +67,7 @@ public struct GradeScale: Sendable, Hashable {
         // The four order statistics by branch-free partitions (`valuesAtDescendingRanks`):
         // quickselect's comparisons, taken either way at random, lost about a sixth of a deck's
         // time to mispredicted branches.
-        thresholds = valuesAtDescendingRanks(positions, of: sample).map(matchScore)
+        thresholds = valuesAtDescendingRanks(positions, of: sample, range: range).map(matchScore)
     }
 
     /// The sampled rows of a catalog: `min(N, sampleLimit)` evenly spaced rows, ⌊i·N/m⌋.
@@ -135,25 +140,46 @@ extension Matcher {
         // `sampleRows(catalogCount:)`'s rows, ⌊i·N/m⌋, read in place: a deck builds a scale, and
         // the row list was an array built and freed every time.
         let n = raw.count, m = min(n, GradeScale.sampleLimit)
-        var sample = [Double](repeating: 0, count: m)
-        // ⌊i·N/m⌋ stepped without dividing: a 64-bit division per sampled row cost more time
-        // than the rest of the sampling (the quotient and remainder of N/m added each step,
-        // carrying when the remainder reaches m).
         guard m > 0 else { return GradeScale(sample: []) { calibration.cardMatchScore(raw: $0) } }
-        let (step, carry) = n.quotientAndRemainder(dividingBy: m)
         let offsets = matchOffsets ?? []
-        raw.withUnsafeBufferPointer { raw in
-            offsets.withUnsafeBufferPointer { offsets in
-                var row = 0, remainder = 0
-                for i in 0..<m {
-                    sample[i] = Double(raw[row] - (offsets.isEmpty ? 0 : offsets[row]))
-                    row &+= step
-                    remainder &+= carry
-                    if remainder >= m { remainder &-= m; row &+= 1 }
+        precondition(offsets.isEmpty || offsets.count == n, "gradeScale: \(offsets.count) offsets for \(n) scores")
+        // The sample's least and greatest are found as it is read, for the selection's bins
+        // (which would otherwise pass over it once more); with a NaN they are not passed on.
+        var least = Double.infinity, greatest = -Double.infinity, nans: UInt64 = 0
+        let sample = [Double](unsafeUninitializedCapacity: m) { buffer, count in
+            raw.withUnsafeBufferPointer { raw in
+                offsets.withUnsafeBufferPointer { offsets in
+                    // One loop per way of finding a row and its offset, so none is decided per row.
+                    @inline(__always) func fill(_ rowOf: (Int) -> Int, _ offsetOf: (Int) -> Float) {
+                        for i in 0..<m {
+                            let row = rowOf(i)
+                            let x = Double(raw[row] - offsetOf(row))
+                            buffer[i] = x
+                            least = x < least ? x : least
+                            greatest = x > greatest ? x : greatest
+                            // A NaN's exponent bits are all ones and its fraction is not zero
+                            // (comparing a value with itself compiled to a branch).
+                            nans |= (x.bitPattern & 0x7FFF_FFFF_FFFF_FFFF) > 0x7FF0_0000_0000_0000 ? 1 : 0
+                        }
+                    }
+                    // ⌊i·N/m⌋: i when m = N; a multiply and a shift when m is a power of two (the
+                    // sample of every catalog of at least `sampleLimit` rows). A 64-bit division
+                    // per row cost more than the rest of the sampling, and stepping the quotient
+                    // with a carry was a branch per row.
+                    let shift = m.trailingZeroBitCount
+                    switch (m == n, m == 1 &<< shift, offsets.isEmpty) {
+                    case (true, _, true): fill({ $0 }, { _ in 0 })
+                    case (true, _, false): fill({ $0 }, { offsets[$0] })
+                    case (false, true, true): fill({ ($0 &* n) &>> shift }, { _ in 0 })
+                    case (false, true, false): fill({ ($0 &* n) &>> shift }, { offsets[$0] })
+                    case (false, false, true): fill({ $0 * n / m }, { _ in 0 })
+                    case (false, false, false): fill({ $0 * n / m }, { offsets[$0] })
+                    }
                 }
             }
+            count = m
         }
-        return GradeScale(sample: sample) { calibration.cardMatchScore(raw: $0) }
+        return GradeScale(sample: sample, range: nans == 0 ? (least, greatest) : nil) { calibration.cardMatchScore(raw: $0) }
     }
 }
 

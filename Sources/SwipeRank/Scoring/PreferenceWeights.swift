@@ -153,12 +153,15 @@ public struct RelativeTerms: Sendable {
     public func addWeighted(_ weights: [Float], into scores: inout [Float]) {
         precondition(weights.count == names.count && scores.count == itemCount,
                      "Relative terms do not match the catalog or the term weights")
+        guard let computed else {
+            // Every stored term with a weight in one pass over the scores, in term order (the
+            // same bits as a pass per term).
+            let rows = names.indices.filter { weights[$0] != 0 }.map { (offset: $0 * itemCount, scale: weights[$0] / RelativeTerms.unit) }
+            addScaledFixedPointRows(storage, rows: rows, into: &scores)
+            return
+        }
         for k in names.indices where weights[k] != 0 {
             let scale = weights[k] / RelativeTerms.unit
-            guard let computed else {
-                addScaledFixedPoint(storage, offset: k * itemCount, scale: scale, into: &scores)
-                continue
-            }
             // The stored form's operations item by item: scale × the unit count, added
             // (0 units for no location, as stored).
             if let distances = computed.distances {
