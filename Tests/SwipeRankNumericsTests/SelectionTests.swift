@@ -101,14 +101,14 @@ struct SelectionTests {
         // What bins decline: an infinity, a NaN anywhere, and a width past the greatest finite value.
         #expect(valuesAtDescendingRanksByBins([0], of: [1, .infinity]) == nil)
         #expect(valuesAtDescendingRanksByBins([0], of: [1, 2, .nan]) == nil && valuesAtDescendingRanksByBins([0], of: [.nan, 1, 2]) == nil)
-        // A NaN in any lane of the four-wide pass, or in its scalar tail, declines.
+        // A NaN anywhere (first, last or between) declines: the range pass reads its bits.
         for m in [4, 9, 13] {
             for at in 0..<m {
                 var values = (0..<m).map { Double($0) }
                 values[at] = .nan
                 #expect(valuesAtDescendingRanksByBins([0], of: values) == nil, "NaN at \(at) of \(m)")
             }
-            // The least and greatest found in any lane or the tail.
+            // The least and greatest found wherever they stand.
             for at in 0..<m {
                 var values = (0..<m).map { _ in 5.0 }
                 values[at] = -3
