@@ -158,7 +158,9 @@ extension Matcher {
                             least = x < least ? x : least
                             greatest = x > greatest ? x : greatest
                             // A NaN's exponent bits are all ones and its fraction is not zero
-                            // (comparing a value with itself compiled to a branch).
+                            // (comparing a value with itself compiled to a branch). The same test
+                            // as `nanFreeRange` (SwipeRankNumerics), written out: a shared helper
+                            // was not inlined across the modules, a call per sampled value.
                             nans |= (x.bitPattern & 0x7FFF_FFFF_FFFF_FFFF) > 0x7FF0_0000_0000_0000 ? 1 : 0
                         }
                     }
