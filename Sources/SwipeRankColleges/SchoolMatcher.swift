@@ -98,9 +98,17 @@ public struct SchoolMatcher: Matcher {
         card(row: row, raw: raw, student: student, isProbe: isProbe, explanations: [])
     }
 
+    /// The card's match score alone (`MatchCalibration.cardMatchScore(raw:)`, what `card` shows).
+    ///
+    /// - Parameters: As `card(row:raw:student:weights:isProbe:)`, without `isProbe`.
+    /// - Returns: The rounded match score.
+    public func cardMatchScore(row: Int, raw: Float, student: MatchStudent, weights: PreferenceWeights) -> Double {
+        calibration.cardMatchScore(raw: Double(raw))
+    }
+
     private func card(row: Int, raw: Float, student: MatchStudent, isProbe: Bool, explanations: [String]) -> Recommendation {
         // Four decimals for the score and 0.1 mi for the distance: more would be noise from Float.
-        let match = (calibration.matchScore(raw: Double(raw)) * 10_000).rounded() / 10_000
+        let match = calibration.cardMatchScore(raw: Double(raw))
         return Recommendation(
             item: summary(row: row), matchScore: match, grade: Grade(matchScore: match),
             explanations: explanations, isProbe: isProbe,

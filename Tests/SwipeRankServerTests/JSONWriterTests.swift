@@ -1,6 +1,7 @@
 import Foundation
 import SwipeRank
 import SwipeRankColleges
+import SwipeRankEvaluation
 @testable import SwipeRankServer
 import SwipeRankNumerics
 import Testing
@@ -127,6 +128,44 @@ import Testing
         }
         #expect(summaries.json(of: cards[0].item) == nil)
         #expect(summaries.json(of: cards[1].item) != nil)
+    }
+
+    @Test("brief cards written from the labels table equal JSONEncoder's minimal cards, on ids and names with escapes, both vocabularies")
+    func briefCards() throws {
+        // A synthetic catalog whose ids and names carry quotes, backslashes, slashes, tabs and
+        // non-ASCII (CSV-quoted), so the table's escapes are checked, not only plain names.
+        var v = Values(rng: SplitMix64(seed: 2027))
+        let odd = ["\"", "\\", "/", "\t", "é", "😀", "e\u{301}", "a", "Z", " "]
+        func field(_ prefix: String = "") -> String {
+            "\"" + (prefix + (0..<(1 + v.int(8))).map { _ in odd[v.int(odd.count)] }.joined()).replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        }
+        var lines = SyntheticCatalog.csv(items: 60, seed: 5).split(separator: "\n").map(String.init)
+        for i in 1..<lines.count {
+            var columns = lines[i].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            (columns[0], columns[1]) = (field("r\(i)"), field())  // the row number keeps the ids distinct
+            lines[i] = columns.joined(separator: ",")
+        }
+        let catalog = try Catalog(table: CSVTable(text: lines.joined(separator: "\n") + "\n", source: "odd.csv"), schema: SyntheticCatalog.schema)
+        let other = try SyntheticCatalog.catalog(items: 60, seed: 6)  // not the table's: its labels are written per card
+        let labels = ItemLabelsJSON(catalog: catalog)
+        #expect(catalog.names.contains { $0.contains("\"") } && catalog.ids.contains { $0.contains("\\") })
+        for i in 0..<200 {
+            let from = v.int(4) == 0 ? other : catalog
+            let cards = (0..<v.int(12)).map { _ in
+                BriefCard(row: v.int(from.count), position: 1 + v.int(100_000), matchScore: Double(v.int(10_001)) / 10_000,
+                          grade: Grade.allCases[v.int(Grade.allCases.count)], isProbe: v.bool())
+            }
+            let vocabulary: ItemVocabulary = v.bool() ? .school : .generic
+            let list = CardList.brief(BriefCardList(cards: cards, catalog: from, labels: labels, vocabulary: vocabulary))
+            // The reference: the same cards as `MinimalCard`s from the catalog's strings, through JSONEncoder.
+            let minimal = cards.map { card in
+                MinimalCard(itemID: from.ids[card.row], name: from.names[card.row], matchScore: card.matchScore, grade: card.grade,
+                            isProbe: card.isProbe, position: card.position, vocabulary: vocabulary)
+            }
+            let fast = try WireJSON.encode(list), reference = try WireJSON.foundationEncode(CardList.minimal(minimal))
+            #expect(fast == reference, "list #\(i):\n  writer    \(String(decoding: fast, as: UTF8.self))\n  reference \(String(decoding: reference, as: UTF8.self))")
+            #expect(try WireJSON.foundationEncode(list) == reference)
+        }
     }
 
     @Test("a number JSON cannot carry is an error in the writer too")

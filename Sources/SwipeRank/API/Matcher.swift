@@ -91,6 +91,15 @@ public protocol Matcher: Sendable {
     /// - Returns: `card(row:raw:student:weights:isProbe:)` with no explanations.
     func unexplainedCard(row: Int, raw: Float, student: Student, weights: PreferenceWeights, isProbe: Bool) -> Recommendation
 
+    /// The match score `card(row:raw:student:weights:isProbe:)` shows, without the card: a
+    /// brief deck (`SwipeSession.briefDeck(count:)`) shows only the score, the grade and the
+    /// probe flag, and building whole cards (summary, majors, distance) only to read their
+    /// scores was a tenth of such a deck's time in the service. The default builds the card.
+    ///
+    /// - Parameters: As `card(row:raw:student:weights:isProbe:)`, without `isProbe`.
+    /// - Returns: `card(row:raw:student:weights:isProbe:).matchScore`, bit for bit.
+    func cardMatchScore(row: Int, raw: Float, student: Student, weights: PreferenceWeights) -> Double
+
     /// The best `limit` reasons for an item, best first: a card shows the first three, and a
     /// deck whose cards repeat a reason draws on the rest (`varyExplanations`).
     ///
@@ -182,6 +191,13 @@ extension Matcher {
         var card = card(row: row, raw: raw, student: student, weights: weights, isProbe: isProbe)
         card.explanations = []
         return card
+    }
+
+    /// The whole card's match score: a matcher whose cards cannot be scored without building them.
+    ///
+    /// - Returns: `card(row:raw:student:weights:isProbe:).matchScore`.
+    public func cardMatchScore(row: Int, raw: Float, student: Student, weights: PreferenceWeights) -> Double {
+        card(row: row, raw: raw, student: student, weights: weights, isProbe: false).matchScore
     }
 
     /// `student(_:)`: by default every item's values are computed when the student is resolved.

@@ -152,6 +152,10 @@ public struct Catalog: Sendable {
 
     /// The number of items.
     public var count: Int { ids.count }
+
+    /// Whether `other` is a copy of this catalog (the same shared values, not only equal
+    /// ones): a table built from one catalog's rows serves another only then. O(1).
+    package func sharesStorage(with other: Catalog) -> Bool { storage === other.storage }
     /// The number of feature columns, d.
     public var dimension: Int { columns.count }
 

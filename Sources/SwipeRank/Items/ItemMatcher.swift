@@ -264,8 +264,16 @@ public struct ItemMatcher: Matcher {
         card(row: row, raw: raw, student: student, isProbe: isProbe, explanations: [])
     }
 
+    /// The card's match score alone (`MatchCalibration.cardMatchScore(raw:)`, what `card` shows).
+    ///
+    /// - Parameters: As `card(row:raw:student:weights:isProbe:)`, without `isProbe`.
+    /// - Returns: The rounded match score.
+    public func cardMatchScore(row: Int, raw: Float, student: ItemUser, weights: PreferenceWeights) -> Double {
+        calibration.cardMatchScore(raw: Double(raw))
+    }
+
     private func card(row: Int, raw: Float, student: ItemUser, isProbe: Bool, explanations: [String]) -> Recommendation {
-        let match = (calibration.matchScore(raw: Double(raw)) * 10_000).rounded() / 10_000
+        let match = calibration.cardMatchScore(raw: Double(raw))
         let distance = row < student.distances.count && !student.distances[row].isNaN
             ? (Double(student.distances[row]) * 10).rounded() / 10 : nil
         return Recommendation(item: catalog.summary(row: row), matchScore: match, grade: Grade(matchScore: match),

@@ -24,6 +24,9 @@ package struct JSONWriter {
     /// Appends JSON written before (by this writer).
     package mutating func raw(_ json: [UInt8]) { bytes.append(contentsOf: json) }
 
+    /// Appends JSON written before (by this writer), a part of a larger table.
+    package mutating func raw(_ json: ArraySlice<UInt8>) { bytes.append(contentsOf: json) }
+
     /// `"key":`, escaped (for keys only known at run time).
     package mutating func key(_ key: String) {
         string(key)

@@ -289,23 +289,30 @@ public struct SwipeSession<M: Matcher>: Sendable {
         return true
     }
 
-    /// Puts the deck just dealt (`served[first...]`, `cards`) best first: the non-probe cards
-    /// sorted by their ranking score (ties: the band plan's order) into the non-probe
-    /// positions; probes, and every position, stay where the schedule put them.
-    mutating func orderBestFirst(from first: Int, cards: inout [Recommendation], candidates: inout [[String]?], keys: [Float]) {
-        let slots = (0..<cards.count).filter { !served[first + $0].isProbe }
+    /// Puts the deck just dealt (`served[first...]`, and `cards` or `briefs`, whichever the deck
+    /// built) best first: the non-probe cards sorted by their ranking score (ties: the band
+    /// plan's order) into the non-probe positions; probes, and every position, stay where the
+    /// schedule put them.
+    mutating func orderBestFirst(from first: Int, cards: inout [Recommendation], briefs: inout [BriefCard],
+                                 candidates: inout [[String]?], keys: [Float]) {
+        let slots = (0..<keys.count).filter { !served[first + $0].isProbe }
         // Higher key first, ties to the earlier slot (the tuple comparison this spells out
         // looked up type metadata on every call in this generic code).
         let sorted = slots.sorted { keys[$0] > keys[$1] || (keys[$0] == keys[$1] && $0 < $1) }
         guard sorted != slots else { return }
-        let (dealt, oldCards, oldCandidates) = (Array(served[first...]), cards, candidates)
+        let (dealt, oldCards, oldBriefs, oldCandidates) = (Array(served[first...]), cards, briefs, candidates)
         for (slot, from) in zip(slots, sorted) where slot != from {  // a card in its place stays
             let c = dealt[from]
             served[first + slot] = ServedCard(position: dealt[slot].position, row: c.row, cardID: c.cardID, band: c.band, isProbe: c.isProbe,
                                               propensity: c.propensity, predictedMatch: c.predictedMatch, action: c.action)
             servedIndexByRow[c.row] = first + slot
-            cards[slot] = oldCards[from]
-            candidates[slot] = oldCandidates[from]
+            // A deck builds either cards (with their candidates) or brief cards, not both.
+            if !oldCards.isEmpty { cards[slot] = oldCards[from] }
+            if !oldCandidates.isEmpty { candidates[slot] = oldCandidates[from] }
+            if !oldBriefs.isEmpty {
+                briefs[slot] = oldBriefs[from]
+                briefs[slot].position = dealt[slot].position  // positions stay with the slots
+            }
         }
     }
 
@@ -329,13 +336,38 @@ public struct SwipeSession<M: Matcher>: Sendable {
     }
 
     /// `recommendations(count:)` on scores already computed for this state.
-    @_specialize(where M == ItemMatcher)
     mutating func recommendations(count: Int, scores: DeckScores, explained: Bool = true) -> RecommendationResponse {
+        let dealt = deal(count: count, scores: scores, detail: explained ? .explained : .unexplained)
+        return RecommendationResponse(recommendations: dealt.cards, learningState: dealt.learningState, totalSwipes: totalSwipes)
+    }
+
+    /// How much of each card a deck builds: what the client's card shape shows.
+    enum CardDetail {
+        /// Whole cards with their explanations.
+        case explained
+        /// Whole cards, no explanation ranked (`deck(count:explained:)` with false).
+        case unexplained
+        /// Score, grade and probe flag only (`briefDeck(count:)`).
+        case brief
+    }
+
+    /// The cards one deal built: `cards`, or `briefs` for `CardDetail.brief`.
+    struct DealtCards {
+        var cards: [Recommendation] = []
+        var briefs: [BriefCard] = []
+        var learningState: LearningState
+    }
+
+    /// Deals `count` new cards on scores already computed for this state, built to `detail`.
+    /// Every detail deals the same cards, scores, grades and probes and leaves the same state
+    /// (served log, bands, regions): only what is built for the client differs.
+    @_specialize(where M == ItemMatcher)
+    mutating func deal(count: Int, scores: DeckScores, detail: CardDetail) -> DealtCards {
         let catalog = engine.matcher.catalog
         let wanted = max(0, min(count, unseenCount))
         guard wanted > 0 else {
             // The scores' weights are the model's: not solved for again (a re-read of open cards).
-            return RecommendationResponse(recommendations: [], learningState: learningState(weights: scores.weights), totalSwipes: totalSwipes)
+            return DealtCards(learningState: learningState(weights: scores.weights))
         }
         let (weights, raw, terms, reasons) = (scores.weights, scores.raw, scores.terms, scores.reasons)
         let student = scores.student  // the cache lookup of `deckScores()`, for the whole deck
@@ -348,11 +380,11 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // Mapped, not converted: `[GeoBand]` as `[GeoBand?]` went through the runtime's array cast.
         let plan: [GeoBand?] = isBanded ? engine.mixer.plan(count: wanted, served: bandServed).map { Optional($0) }
             : [GeoBand?](repeating: nil, count: wanted)
-        var cards: [Recommendation] = []
-        cards.reserveCapacity(wanted)
+        var cards: [Recommendation] = [], briefs: [BriefCard] = []
+        if detail == .brief { briefs.reserveCapacity(wanted) } else { cards.reserveCapacity(wanted) }
         // Each card's candidate reasons, written with it, for the explanation variety.
         var candidates: [[String]?] = []
-        candidates.reserveCapacity(wanted)
+        if detail != .brief { candidates.reserveCapacity(wanted) }
         // The posterior is fixed within a deck: the factor is laid out once for all its probes,
         // and a card in the windows of two probes of one band has one variance, computed once.
         var variances = DeckVariances()
@@ -371,7 +403,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         keys.reserveCapacity(wanted)
         // Each card's row and raw score, for the collaborative reasons (solved together below).
         var placed: [(row: Int, raw: Float)] = []
-        placed.reserveCapacity(wanted)
+        if detail == .explained { placed.reserveCapacity(wanted) }
         for planned in plan {
             let position = nextPosition
             // Backfill: the planned band, else the next ones in cyclic order.
@@ -391,39 +423,50 @@ public struct SwipeSession<M: Matcher>: Sendable {
             batch.take(row: row, pool: p)
             let rowRaw = scores.rawScore(row: row, engine: engine, student: student)
             let match = engine.matchRaw(rowRaw, row: row)
-            var card: Recommendation
-            if explained {
-                let cardCandidates: [String]?
-                (card, cardCandidates) = engine.matcher.cardWithCandidates(row: row, raw: match, student: student,
-                                                                           weights: weights, isProbe: isProbe)
-                candidates.append(cardCandidates)
+            let matchScore: Double
+            if detail == .brief {
+                // Only the score, grade and probe flag are shown: no card is built.
+                matchScore = engine.matcher.cardMatchScore(row: row, raw: match, student: student, weights: weights)
+                briefs.append(BriefCard(row: row, position: position, matchScore: matchScore,
+                                        grade: grades.grade(matchScore: matchScore), isProbe: isProbe))
             } else {
-                // No reasons ranked: the deck's shape shows none (`deck(count:explained:)`).
-                card = engine.matcher.unexplainedCard(row: row, raw: match, student: student, weights: weights, isProbe: isProbe)
-                candidates.append(nil)
+                var card: Recommendation
+                if detail == .explained {
+                    let cardCandidates: [String]?
+                    (card, cardCandidates) = engine.matcher.cardWithCandidates(row: row, raw: match, student: student,
+                                                                               weights: weights, isProbe: isProbe)
+                    candidates.append(cardCandidates)
+                } else {
+                    // No reasons ranked: the deck's shape shows none (`deck(count:explained:)`).
+                    card = engine.matcher.unexplainedCard(row: row, raw: match, student: student, weights: weights, isProbe: isProbe)
+                    candidates.append(nil)
+                }
+                card.grade(by: grades)
+                matchScore = card.matchScore
+                cards.append(card)
             }
-            placed.append((row, rowRaw))
-            card.grade(by: grades)
+            if detail == .explained { placed.append((row, rowRaw)) }
             served.append(ServedCard(position: position, row: row, cardID: catalog.ids[row], band: band, isProbe: isProbe,
-                                     propensity: propensity, predictedMatch: card.matchScore, action: nil))
+                                     propensity: propensity, predictedMatch: matchScore, action: nil))
             servedIndexByRow[row] = served.count - 1
             if band != nil { bandServed[p] += 1 }
             // Inline rather than `markShown(row:)` and `rankScore(_:)`: in this generic code each
             // call looked up the engine's type metadata again, per card.
             if let code = regions.code(row: row) { regionShown[code] = true }
-            cards.append(card)
             keys.append(scores.indexed ? scores.rawScore(row: row, engine: engine, student: student) : frozenRanking[row])
         }
-        if explained, let reasons {
+        if detail == .explained, let reasons {
             for (i, reason) in reasons.reasons(for: placed, session: self).enumerated() {
                 if let reason { cards[i].explanations.insert(reason, at: 0) }
             }
         }
-        if engine.configuration.deckOrder == .bestFirst { orderBestFirst(from: first, cards: &cards, candidates: &candidates, keys: keys) }
-        if explained { engine.matcher.varyExplanations(&cards, candidates: candidates, student: student, weights: weights) }
+        if engine.configuration.deckOrder == .bestFirst {
+            orderBestFirst(from: first, cards: &cards, briefs: &briefs, candidates: &candidates, keys: keys)
+        }
+        if detail == .explained { engine.matcher.varyExplanations(&cards, candidates: candidates, student: student, weights: weights) }
         // The deck's weights are the current ones (nothing learned while dealing): named from
         // them rather than read from the model again.
-        return RecommendationResponse(recommendations: cards, learningState: learningState(weights: weights), totalSwipes: totalSwipes)
+        return DealtCards(cards: cards, briefs: briefs, learningState: learningState(weights: weights))
     }
 
     /// The position of the next card served: one past the last served card's. A migrated

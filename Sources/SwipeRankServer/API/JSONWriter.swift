@@ -66,6 +66,39 @@ extension MinimalCard: JSONWritable {
     }
 }
 
+extension BriefCardList {
+    /// The cards as `MinimalCard.write(to:)` writes them, byte for byte, the id and name from
+    /// the labels table.
+    func write(to w: inout JSONWriter) throws {
+        // The vocabulary compared and its key written once, not per card.
+        let school = vocabulary == .school, idKey = Array(",\"\(vocabulary.itemID)\":".utf8)
+        w.raw("[")
+        for i in cards.indices {
+            let card = cards[i]
+            if i > 0 { w.raw(",") }
+            w.raw("{\"grade\":")
+            w.string(card.grade.rawValue)
+            if card.isProbe { w.raw(",\"is_probe\":true") } else { w.raw(",\"is_probe\":false") }
+            if !school {
+                w.raw(idKey)  // "item_id" sorts before "match_score"
+                labels.writeID(row: card.row, of: catalog, to: &w)
+            }
+            w.raw(",\"match_score\":")
+            try w.number(card.matchScore)
+            w.raw(",\"name\":")
+            labels.writeName(row: card.row, of: catalog, to: &w)
+            w.raw(",\"position\":")
+            w.number(card.position)
+            if school {
+                w.raw(",\"school_id\":")
+                labels.writeID(row: card.row, of: catalog, to: &w)
+            }
+            w.raw("}")
+        }
+        w.raw("]")
+    }
+}
+
 extension CompressedCard: JSONWritable {
     package func write(to w: inout JSONWriter) throws {
         w.raw("{\"i\":")
@@ -94,6 +127,7 @@ extension CardList: JSONWritable {
         case let .full(cards): try CardList.write(cards, to: &w)
         case let .minimal(cards): try CardList.write(cards, to: &w)
         case let .compressed(cards): try CardList.write(cards, to: &w)
+        case let .brief(list): try list.write(to: &w)
         }
     }
 

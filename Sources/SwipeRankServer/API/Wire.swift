@@ -328,6 +328,11 @@ struct MinimalCard: Encodable {
     /// The id's wire name (`school_id` or `item_id`).
     var vocabulary: ItemVocabulary = .school
 
+    init(itemID: String, name: String, matchScore: Double, grade: Grade, isProbe: Bool, position: Int?, vocabulary: ItemVocabulary) {
+        (self.itemID, self.name, self.matchScore, self.grade) = (itemID, name, matchScore, grade)
+        (self.isProbe, self.position, self.vocabulary) = (isProbe, position, vocabulary)
+    }
+
     init(_ card: Recommendation, position: Int?, vocabulary: ItemVocabulary = .school) {
         itemID = card.item.id
         name = card.item.name
@@ -398,6 +403,9 @@ enum CardList: Encodable {
     case full([FullCard])
     case minimal([MinimalCard])
     case compressed([CompressedCard])
+    /// Minimal cards from a brief deck (`SwipeSession.briefDeck(count:)`): the same JSON as
+    /// `minimal`, the ids and names read from `ItemLabelsJSON` by row.
+    case brief(BriefCardList)
 
     /// - Parameters:
     ///   - cards: Each card with its position, if it has one.
@@ -421,8 +429,68 @@ enum CardList: Encodable {
         case let .full(c): try c.encode(to: encoder)
         case let .minimal(c): try c.encode(to: encoder)
         case let .compressed(c): try c.encode(to: encoder)
+        case let .brief(list): try list.minimalCards.encode(to: encoder)
         }
     }
+}
+
+/// A brief deck's cards with what writes them: the catalog they were dealt from (their rows'),
+/// the service's labels, and the id's wire name.
+struct BriefCardList {
+    var cards: [BriefCard]
+    var catalog: Catalog
+    var labels: ItemLabelsJSON
+    var vocabulary: ItemVocabulary
+
+    /// The same cards as `MinimalCard`s (for `Encodable`; the service writes them with `JSONWriter`).
+    var minimalCards: [MinimalCard] {
+        cards.map { card in
+            MinimalCard(itemID: catalog.ids[card.row], name: catalog.names[card.row], matchScore: card.matchScore,
+                        grade: card.grade, isProbe: card.isProbe, position: card.position, vocabulary: vocabulary)
+        }
+    }
+}
+
+/// Every catalog item's id and name as JSON strings (quoted and escaped), written once when
+/// the service starts: a minimal card is those two and four short fields, and escaping both
+/// per card was a third of writing it. Above `Catalog.eagerSummaryLimit` items nothing is
+/// written ahead (each card's are written when served), as for `SummaryJSON`.
+struct ItemLabelsJSON: Sendable {
+    private let catalog: Catalog
+    /// Every row's id then name, back to back.
+    private let bytes: [UInt8]
+    /// Where each label starts: row r's id is `bytes[starts[2r]..<starts[2r + 1]]`, its name
+    /// the next range; 2N + 1 offsets (empty when nothing is written ahead).
+    private let starts: [Int]
+
+    init(catalog: Catalog) {
+        self.catalog = catalog
+        guard catalog.count <= Catalog.eagerSummaryLimit else { (bytes, starts) = ([], []); return }
+        var w = JSONWriter(capacity: catalog.count * 48)
+        var starts = [0]
+        starts.reserveCapacity(2 * catalog.count + 1)
+        for row in 0..<catalog.count {
+            w.string(catalog.ids[row])
+            starts.append(w.bytes.count)
+            w.string(catalog.names[row])
+            starts.append(w.bytes.count)
+        }
+        (bytes, self.starts) = (w.bytes, starts)
+    }
+
+    /// Writes the id of `row` of `catalog` as a JSON string: from the table when `catalog` is
+    /// the one it was written from, else escaped now.
+    func writeID(row: Int, of catalog: Catalog, to w: inout JSONWriter) {
+        if covers(catalog) { w.raw(bytes[starts[2 * row]..<starts[2 * row + 1]]) } else { w.string(catalog.ids[row]) }
+    }
+
+    /// Writes the name of `row` of `catalog` as a JSON string (as `writeID`).
+    func writeName(row: Int, of catalog: Catalog, to w: inout JSONWriter) {
+        if covers(catalog) { w.raw(bytes[starts[2 * row + 1]..<starts[2 * row + 2]]) } else { w.string(catalog.names[row]) }
+    }
+
+    /// Whether the table holds `catalog`'s labels.
+    private func covers(_ catalog: Catalog) -> Bool { !starts.isEmpty && self.catalog.sharesStorage(with: catalog) }
 }
 
 /// `GET /student/recommendations` and `/preload`.

@@ -21,15 +21,29 @@ extension StudentService {
             }
             // The cards dealt before and not played come first (a retry returns the same
             // deck); only the rest are dealt now, and only those are logged as served.
-            // Minimal and compressed cards show no explanations: none is ranked for them.
-            let deck = live.session.deck(count: count, explained: fields == .full && !compressed)
-            let (open, response, fresh) = (deck.open, deck.dealt, count - deck.open.count)
-            let first = live.session.served.count - response.recommendations.count
-            let served = live.session.served[first...]
-            let positions = open.map(\.position) + served.map(\.position)
+            // Minimal and compressed cards show no explanations: none is ranked for them, and
+            // minimal cards are dealt brief (score, grade and probe flag, no whole card built).
+            let list: CardList, openCount: Int, dealtCount: Int, learningState: LearningState, totalSwipes: Int
+            if fields == .minimal && !compressed {
+                let deck = live.session.briefDeck(count: count)
+                list = .brief(BriefCardList(cards: deck.cards, catalog: live.session.engine.matcher.catalog,
+                                            labels: itemLabels, vocabulary: M.vocabulary))
+                (openCount, dealtCount) = (deck.open.count, deck.dealt.count)
+                (learningState, totalSwipes) = (deck.learningState, deck.totalSwipes)
+            } else {
+                let deck = live.session.deck(count: count, explained: fields == .full && !compressed)
+                let dealt = live.session.served.suffix(deck.dealt.recommendations.count)
+                let cards = deck.open.map { ($0.recommendation, Optional($0.position)) }
+                    + zip(deck.dealt.recommendations, dealt).map { ($0, Optional($1.position)) }
+                list = CardList(cards, fields: fields, compressed: compressed, summaries: summaryJSON, vocabulary: M.vocabulary)
+                (openCount, dealtCount) = (deck.open.count, deck.dealt.recommendations.count)
+                (learningState, totalSwipes) = (deck.dealt.learningState, deck.dealt.totalSwipes)
+            }
+            let fresh = count - openCount
+            let served = live.session.served.suffix(dealtCount)
             var events: [StoredEvent] = []
             var deckID: String?
-            if !response.recommendations.isEmpty {
+            if dealtCount > 0 {
                 let payload = ServedPayload(count: fresh, preload: preload, cards: served.map {
                     .init(cardID: $0.cardID, position: $0.position, band: $0.band?.rawValue, isProbe: $0.isProbe,
                           propensity: $0.propensity, predictedMatch: $0.predictedMatch)
@@ -37,13 +51,8 @@ extension StudentService {
                 events.append(StoredEvent(kind: .served, payload: try WireJSON.encode(payload), createdAt: options.clock()))
                 deckID = "deck-\(live.record.version + 1)"
             }
-            let cards = open.map(\.recommendation) + response.recommendations
-            let body = DeckResponse(
-                deckID: deckID,
-                recommendations: CardList(Array(zip(cards, positions.map { Optional($0) })),
-                                          fields: fields, compressed: compressed, summaries: summaryJSON, vocabulary: M.vocabulary),
-                learningState: response.learningState, totalSwipes: response.totalSwipes, preload: preload,
-                repeated: open.count, exhausted: live.session.unseenCount == 0)
+            let body = DeckResponse(deckID: deckID, recommendations: list, learningState: learningState, totalSwipes: totalSwipes,
+                                    preload: preload, repeated: openCount, exhausted: live.session.unseenCount == 0)
             let encoded = try WireJSON.encode(body)
             // Only a re-read is kept: a deal stores events, which moves the key anyway.
             if options.memoizeDeckRereads, events.isEmpty, encoded.count <= DeckMemo.maxBytes {
@@ -359,6 +368,7 @@ extension CardList {
         case let .full(c): AnyEncodableCard(c[0])
         case let .minimal(c): AnyEncodableCard(c[0])
         case let .compressed(c): AnyEncodableCard(c[0])
+        case let .brief(list): AnyEncodableCard(list.minimalCards[0])
         }
     }
 }

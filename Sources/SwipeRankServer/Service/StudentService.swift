@@ -161,6 +161,8 @@ final class StudentService<M: ServableMatcher>: Sendable {
     let modelVersion: String
     /// The catalog's summaries as JSON, for full cards.
     let summaryJSON: SummaryJSON
+    /// The catalog's ids and names as JSON, for minimal cards.
+    let itemLabels: ItemLabelsJSON
     let store: any StudentStore
     let options: ServiceOptions
     let cache: LRUCache<String, LiveBox<M>>
@@ -192,6 +194,7 @@ final class StudentService<M: ServableMatcher>: Sendable {
         self.engine = engine
         self.modelVersion = engine.modelVersion
         self.summaryJSON = SummaryJSON(catalog: engine.matcher.catalog)
+        self.itemLabels = ItemLabelsJSON(catalog: engine.matcher.catalog)
         self.store = store
         self.options = options
         self.cache = LRUCache(capacity: options.cacheCapacity)
