@@ -4,7 +4,8 @@
 // swipes; with `swipes`, 2,000 stable-phase swipes after 31 (the forgetting refactorization on
 // every one), printing their median time; with `factors`, the decks of RankingBenchmarks' f = 32
 // collaborative model (REPEAT=n runs its session n times, for a profiler); with `reread`, a deck
-// of ten open cards read again (`deck(count:)`, median µs and a digest); with `grades` or
+// of ten open cards read again (`deck(count:)`, median µs and a digest; `reread-unexplained` and
+// `reread-brief` the same read without explanations and as brief cards); with `grades` or
 // `bands`, a deck's grade-scale order statistics or band selection alone on 2,000 seeded inputs
 // (median µs); with `rows`, `FeatureRows.dot` over every row of a 200,000 × 22 store in row
 // order and in a permuted (block) order, as a large cached catalog's full scoring reads it
@@ -125,6 +126,43 @@ if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "swipes" {
     }
     t.sort()
     print("recordSwipe stable p50 µs", t[t.count / 2], "model", session.model.digest)
+    exit(0)
+}
+if CommandLine.arguments.count > 2, ["reread-unexplained", "reread-brief"].contains(CommandLine.arguments[2]) {
+    // The same re-read in the shapes the service's short cards ask: without explanations
+    // (`deck(count:explained: false)`, compressed cards) and brief (`briefDeck(count:)`,
+    // minimal cards). Same swipes as `reread`; a digest of the scores and grades, which the
+    // two shapes share.
+    let brief = CommandLine.arguments[2] == "reread-brief"
+    for (i, card) in session.recommendations(count: 12).recommendations.enumerated() {
+        _ = try session.recordSwipe(Swipe(swipeID: card.item.id, cardID: card.item.id, action: i % 3 == 0 ? .like : .dislike,
+                                          timestamp: Int64(i)))
+    }
+    _ = session.deck(count: 10)
+    var times: [Double] = [], digest: UInt64 = 0xcbf29ce484222325
+    let clock = ContinuousClock(), ids = engine.matcher.catalog.ids
+    for round in 0..<(CommandLine.arguments.count > 3 ? Int(CommandLine.arguments[3])! : 2000) {
+        let t0 = clock.now
+        let cards: [(id: String, score: Double, grade: Grade)]
+        if brief {
+            let deck = session.briefDeck(count: 10)
+            times.append(Double((clock.now - t0).components.attoseconds) / 1e12)
+            precondition(deck.dealt.isEmpty && deck.open.count == 10, "a re-read deals nothing")
+            cards = deck.open.map { (ids[$0.row], $0.matchScore, $0.grade) }
+        } else {
+            let deck = session.deck(count: 10, explained: false)
+            times.append(Double((clock.now - t0).components.attoseconds) / 1e12)
+            precondition(deck.dealt.recommendations.isEmpty && deck.open.count == 10, "a re-read deals nothing")
+            cards = deck.open.map { ($0.recommendation.item.id, $0.recommendation.matchScore, $0.recommendation.grade) }
+        }
+        if round == 0 {
+            for c in cards {
+                for b in "\(c.id)|\(c.score.bitPattern)|\(c.grade)".utf8 { digest = (digest ^ UInt64(b)) &* 0x100000001b3 }
+            }
+        }
+    }
+    times.sort()
+    print("re-read deck of 10, \(brief ? "brief" : "unexplained"):", String(digest, radix: 16), "p50 µs", times[times.count / 2], "p10", times[times.count / 10])
     exit(0)
 }
 if CommandLine.arguments.count > 2, CommandLine.arguments[2] == "reread" {

@@ -168,6 +168,82 @@ import Testing
         }
     }
 
+    @Test("a learning state written with its keys ahead is the same bytes; keys of other names fall back")
+    func learningStateKeys() throws {
+        var v = Values(rng: SplitMix64(seed: 2029))
+        var exact = 0
+        for i in 0..<400 {
+            let state = v.learningState()
+            let names = Array(state.preferenceWeights.keys)
+            let keys: NamedWeightKeys
+            switch v.int(4) {
+            case 0:
+                keys = NamedWeightKeys(names.shuffled(using: &v.rng))
+                exact += 1
+            case 1: keys = NamedWeightKeys(names.dropLast())
+            case 2: keys = NamedWeightKeys(names.dropLast() + ["\u{7f}other"])  // as many names, one not the state's
+            default: keys = NamedWeightKeys(names + [v.key() + "!"])
+            }
+            var plain = JSONWriter(), keyed = JSONWriter()
+            try state.write(to: &plain)
+            try state.write(to: &keyed, keys: keys)
+            #expect(keyed.bytes == plain.bytes, "state #\(i)")
+            var deck = v.deck()
+            deck.learningState = state
+            deck.weightKeys = keys
+            try Self.same(deck, "deck with keys", i)
+            try Self.same(SwipeResponse(swipeID: v.string(), outcome: "recorded", learningState: state, totalSwipes: v.int(100),
+                                        feedback: nil, organic: v.bool(), weightKeys: keys), "swipe with keys", i)
+        }
+        #expect(exact > 50)
+    }
+
+    /// A number as the writer wrote every number before its four-decimal path: `description`,
+    /// a trailing `.0` dropped.
+    static func describedNumber(_ value: Double) -> String {
+        let text = value.description
+        return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+    }
+
+    /// Records an issue when the writer's text of `value` is not `describedNumber(value)`
+    /// (compared first: an expectation per value was most of this test's time).
+    static func check(_ value: Double) throws {
+        var w = JSONWriter()
+        try w.number(value)
+        let text = String(decoding: w.bytes, as: UTF8.self)
+        if text != describedNumber(value) { Issue.record("\(value.bitPattern): wrote \(text), description \(describedNumber(value))") }
+    }
+
+    @Test("numbers of four decimals or fewer are written from their digits as description writes them; integers as String does")
+    func fourDecimalNumbers() throws {
+        // Every multiple of 10⁻⁴ within ±30, and each one's neighbouring doubles (not four-decimal
+        // values: the general path), then seeded random ones up to ±10⁹ and past the fast path's edge.
+        for k in -300_000...300_000 {
+            let x = Double(k) / 10_000
+            try Self.check(x)
+            if k % 97 == 0 {
+                for y in [x.nextUp, x.nextDown] { try Self.check(y) }
+            }
+        }
+        var rng = SplitMix64(seed: 2028)
+        for i in 0..<200_000 {
+            let bound: UInt64 = [10_000, 100_000_000, 10_000_000_000_000, 20_000_000_000_000][i % 4]
+            let k = Int64(rng.next() % (2 * bound + 1)) - Int64(bound)
+            let x = Double(k) / 10_000
+            try Self.check(x)
+            let y = Double(bitPattern: rng.next())
+            if y.isFinite { try Self.check(y) }
+        }
+        for x in [0.0, -0.0, 0.0001, -0.0001, 0.00005, 1e-5, 99_999.99995, 999_999_999.9999, 1e9, 1e13, 1.0, -1.0, 0.1 + 0.2] {
+            try Self.check(x)
+        }
+        for value in [0, 1, -1, 9, 10, -10, 1_234_567, Int.max, Int.min, Int.max - 1] + (0..<1_000).map({ _ in Int(bitPattern: UInt(rng.next())) }) {
+            var w = JSONWriter()
+            w.number(value)
+            #expect(String(decoding: w.bytes, as: UTF8.self) == String(value))
+        }
+    }
+
     @Test("a number JSON cannot carry is an error in the writer too")
     func nonFinite() {
         for bad in [Double.nan, .infinity, -.infinity] {

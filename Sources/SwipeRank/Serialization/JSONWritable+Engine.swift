@@ -16,6 +16,55 @@ extension LearningState: JSONWritable {
     }
 }
 
+/// A matcher's named-weight keys (`Matcher.namedWeights(_:)`), sorted as `.sortedKeys` sorts
+/// them and written as JSON keys once: every deck and swipe answer writes a learning state, and
+/// sorting its keys and escaping them again was half of writing it.
+package struct NamedWeightKeys: Sendable, Hashable {
+    /// The names, in the order JSON writes them.
+    let names: [String]
+    /// `"name":` for each name, in that order.
+    let keys: [[UInt8]]
+
+    /// The keys of the given names (any order).
+    package init<S: Sequence>(_ names: S) where S.Element == String {
+        self.names = names.sorted(by: JSONWriter.precedes)
+        keys = self.names.map { name in
+            var w = JSONWriter(capacity: name.utf8.count + 3)
+            w.key(name)
+            return w.bytes
+        }
+    }
+}
+
+extension LearningState {
+    /// `write(to:)`, the same bytes, with the weights' keys from `keys` when they are exactly
+    /// this state's names (else written as `write(to:)` writes them).
+    package func write(to w: inout JSONWriter, keys: NamedWeightKeys?) throws {
+        guard let keys, keys.names.count == preferenceWeights.count else { return try write(to: &w) }
+        let weights = preferenceWeights
+        // The values looked up in the keys' order first: a name this state lacks means other keys.
+        let written = try withUnsafeTemporaryAllocation(of: Double.self, capacity: keys.names.count) { values -> Bool in
+            for i in keys.names.indices {
+                guard let value = weights[keys.names[i]] else { return false }
+                values[i] = value
+            }
+            w.raw("{\"phase\":")
+            w.string(phase.rawValue)
+            w.raw(",\"preference_weights\":{")
+            for i in keys.names.indices {
+                if i > 0 { w.raw(",") }
+                w.raw(keys.keys[i])
+                try w.number(values[i])
+            }
+            w.raw("},\"progress\":")
+            try w.number(progress)
+            w.raw("}")
+            return true
+        }
+        if !written { try write(to: &w) }
+    }
+}
+
 extension ItemSummary.Value: JSONWritable {
     package func write(to w: inout JSONWriter) throws {
         switch self {

@@ -73,6 +73,34 @@ package struct JSONWriter {
     ///
     /// - Throws: `EncodingError.invalidValue` for NaN and infinities, which JSON cannot carry.
     package mutating func number(_ value: Double) throws {
+        // A value of at most four decimals (match scores and named weights are rounded to four)
+        // is written from its integer digits: formatting by `description` was most of writing
+        // a deck's numbers. The shortest text that reads back as `value` is then its four-decimal
+        // text with trailing zeros dropped: that text reads back as `value` (the quotient below
+        // is the double nearest to it), and any other text of four or fewer decimals is at least
+        // 10⁻⁴ away, more than `value`'s spacing below 10⁹, so cannot read back the same.
+        // Below 10⁻⁴ `description` switches to exponents; zero keeps its sign there.
+        let scaled = (value * 10_000).rounded()
+        if scaled.magnitude < 1e13, scaled != 0, scaled / 10_000 == value {
+            var k = Int64(scaled)
+            if k < 0 {
+                bytes.append(UInt8(ascii: "-"))
+                k = -k
+            }
+            digits(UInt64(k / 10_000))
+            var fraction = Int(k % 10_000)
+            guard fraction != 0 else { return }
+            var places = 4
+            while fraction % 10 == 0 { (fraction, places) = (fraction / 10, places - 1) }
+            bytes.append(UInt8(ascii: "."))
+            var divisor = 1
+            for _ in 1..<places { divisor *= 10 }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction / divisor % 10))
+                divisor /= 10
+            }
+            return
+        }
         guard value.isFinite else {
             throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "\(value) is not a JSON number"))
         }
@@ -88,7 +116,22 @@ package struct JSONWriter {
 
     /// An integer.
     package mutating func number(_ value: Int) {
-        bytes.append(contentsOf: String(value).utf8)
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        digits(UInt64(value.magnitude))
+    }
+
+    /// The decimal digits of `value`, most significant first (written into a stack buffer
+    /// back to front, then appended: `String(value)` built a string to copy).
+    private mutating func digits(_ value: UInt64) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+            var (v, i) = (value, 20)
+            repeat {
+                i -= 1
+                buffer[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
+                v /= 10
+            } while v > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[i...]))
+        }
     }
 
     /// `true` or `false`.
