@@ -36,10 +36,10 @@ struct DeckNaNTests {
         // Deck after deck (nothing swiped, so the cards dealt stay open and are not dealt
         // again) until the rows with a number run out.
         for _ in 0..<60 {
-            let deck = session.recommendations(count: 10, scores: scores)
-            let rows = deck.recommendations.map { Self.catalog.row(of: $0.item.id)! }
+            let cards = session.deal(count: 10, scores: scores, detail: .explained).cards
+            let rows = cards.map { Self.catalog.row(of: $0.item.id)! }
             #expect(rows.allSatisfy { !nan[$0] }, "seed \(seed): a NaN row was dealt")
-            #expect(deck.recommendations.allSatisfy { $0.matchScore.isFinite })
+            #expect(cards.allSatisfy { $0.matchScore.isFinite })
             let left = (0..<Self.catalog.count).filter { !nan[$0] && !dealt.contains($0) }.count
             #expect(rows.count == min(10, left), "seed \(seed): \(rows.count) cards with \(left) rows left")
             dealt += rows

@@ -19,7 +19,9 @@ extension SwipeSession {
     /// - Complexity: O(N·D) for the scores when any card is open, plus O(swipes).
     public func openCards(limit: Int) -> [OpenCard] {
         let open = openServedCards(limit: limit)
-        return open.isEmpty ? [] : openCards(open, scores: deckScores())
+        guard !open.isEmpty else { return [] }
+        let scores = deckScores()
+        return openCards(open, scores: scores, grades: scores.gradeScale(engine: engine))
     }
 
     /// The open served cards, oldest first, at most `limit`.
@@ -37,10 +39,9 @@ extension SwipeSession {
         return open
     }
 
-    private func openCards(_ open: [ServedCard], scores: DeckScores, explained: Bool = true) -> [OpenCard] {
+    private func openCards(_ open: [ServedCard], scores: DeckScores, grades: GradeScale, explained: Bool = true) -> [OpenCard] {
         let (weights, reasons) = (scores.weights, scores.reasons)
         let student = scores.student  // resolved with the scores: a second lookup takes the cache's lock again
-        let grades = scores.gradeScale(engine: engine)
         var placed: [(row: Int, raw: Float)] = []
         // Each card's candidate reasons ranked with it, as a fresh deal does: the variety pass
         // would otherwise rank most cards' reasons a second time (it asks for more of any card
@@ -116,10 +117,15 @@ extension SwipeSession {
         guard !open.isEmpty || min(fresh, unseenCount) > 0 else {
             return Deck(open: [], dealt: RecommendationResponse(recommendations: [], learningState: learningState, totalSwipes: totalSwipes))
         }
-        // One scoring pass for both halves: the model does not change between them.
+        // One scoring pass and one grade scale for both halves: the model does not change
+        // between them (each half building its own scale computed it twice for a deck of open
+        // and new cards, the common deck after a few swipes).
         let scores = deckScores()
-        return Deck(open: openCards(open, scores: scores, explained: explained),
-                    dealt: recommendations(count: fresh, scores: scores, explained: explained))
+        let grades = scores.gradeScale(engine: engine)
+        let openCards = openCards(open, scores: scores, grades: grades, explained: explained)
+        let dealt = deal(count: fresh, scores: scores, detail: explained ? .explained : .unexplained, grades: grades)
+        return Deck(open: openCards, dealt: RecommendationResponse(recommendations: dealt.cards, learningState: dealt.learningState,
+                                                                    totalSwipes: totalSwipes))
     }
 }
 
@@ -186,17 +192,18 @@ extension SwipeSession {
         guard !open.isEmpty || min(fresh, unseenCount) > 0 else {
             return BriefDeck(open: [], dealt: [], learningState: learningState, totalSwipes: totalSwipes)
         }
-        // One scoring pass for both halves, as in `deck(count:explained:)`.
+        // One scoring pass and one grade scale for both halves, as in `deck(count:explained:)`.
         let scores = deckScores()
-        let openCards = openBriefCards(open, scores: scores)
-        let dealt = deal(count: fresh, scores: scores, detail: .brief)
+        let grades = scores.gradeScale(engine: engine)
+        let openCards = openBriefCards(open, scores: scores, grades: grades)
+        let dealt = deal(count: fresh, scores: scores, detail: .brief, grades: grades)
         return BriefDeck(open: openCards, dealt: dealt.briefs, learningState: dealt.learningState, totalSwipes: totalSwipes)
     }
 
-    /// The open cards as brief cards: `openCards(_:scores:explained:)`'s scores, grades and
-    /// probe flags, without the cards.
-    private func openBriefCards(_ open: [ServedCard], scores: DeckScores) -> [BriefCard] {
-        let (weights, student, grades) = (scores.weights, scores.student, scores.gradeScale(engine: engine))
+    /// The open cards as brief cards: `openCards(_:scores:grades:explained:)`'s scores, grades
+    /// and probe flags, without the cards.
+    private func openBriefCards(_ open: [ServedCard], scores: DeckScores, grades: GradeScale) -> [BriefCard] {
+        let (weights, student) = (scores.weights, scores.student)
         var cards: [BriefCard] = []
         cards.reserveCapacity(open.count)
         for served in open {

@@ -228,7 +228,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
         guard max(0, min(count, unseenCount)) > 0 else {
             return RecommendationResponse(recommendations: [], learningState: learningState, totalSwipes: totalSwipes)
         }
-        return recommendations(count: count, scores: deckScores())
+        let dealt = deal(count: count, scores: deckScores(), detail: .explained)
+        return RecommendationResponse(recommendations: dealt.cards, learningState: dealt.learningState, totalSwipes: totalSwipes)
     }
 
     /// The scores one deck is built from: a single pass over the catalog, shared by the open
@@ -335,12 +336,6 @@ public struct SwipeSession<M: Matcher>: Sendable {
                           reasons: CollaborativeReasons(session: self, terms: terms, raw: raw))
     }
 
-    /// `recommendations(count:)` on scores already computed for this state.
-    mutating func recommendations(count: Int, scores: DeckScores, explained: Bool = true) -> RecommendationResponse {
-        let dealt = deal(count: count, scores: scores, detail: explained ? .explained : .unexplained)
-        return RecommendationResponse(recommendations: dealt.cards, learningState: dealt.learningState, totalSwipes: totalSwipes)
-    }
-
     /// How much of each card a deck builds: what the client's card shape shows.
     enum CardDetail {
         /// Whole cards with their explanations.
@@ -360,9 +355,10 @@ public struct SwipeSession<M: Matcher>: Sendable {
 
     /// Deals `count` new cards on scores already computed for this state, built to `detail`.
     /// Every detail deals the same cards, scores, grades and probes and leaves the same state
-    /// (served log, bands, regions): only what is built for the client differs.
+    /// (served log, bands, regions): only what is built for the client differs. `grades` is the
+    /// scores' grade scale when the caller has it (a deck's open cards used it), else built here.
     @_specialize(where M == ItemMatcher)
-    mutating func deal(count: Int, scores: DeckScores, detail: CardDetail) -> DealtCards {
+    mutating func deal(count: Int, scores: DeckScores, detail: CardDetail, grades known: GradeScale? = nil) -> DealtCards {
         let catalog = engine.matcher.catalog
         let wanted = max(0, min(count, unseenCount))
         guard wanted > 0 else {
@@ -388,7 +384,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // The posterior is fixed within a deck: the factor is laid out once for all its probes,
         // and a card in the windows of two probes of one band has one variance, computed once.
         var variances = DeckVariances()
-        let grades = scores.gradeScale(engine: engine)
+        let grades = known ?? scores.gradeScale(engine: engine)
         let first = served.count
         // One copy of the engine for the loop (each read of the generic field looks up type
         // metadata when this runs unspecialized), and a local function rather than a closure

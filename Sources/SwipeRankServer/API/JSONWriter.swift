@@ -42,25 +42,38 @@ extension FullCard: JSONWritable {
 
 extension MinimalCard: JSONWritable {
     package func write(to w: inout JSONWriter) throws {
+        let school = vocabulary == .school
+        try MinimalCard.write(grade: grade, isProbe: isProbe, matchScore: matchScore, position: position, school: school,
+                              idKey: school ? [] : Array(",\"\(vocabulary.itemID)\":".utf8), to: &w,
+                              id: { $0.string(itemID) }, name: { $0.string(name) })
+    }
+
+    /// One minimal card's JSON, its keys in `.sortedKeys` order, the id and name written by the
+    /// caller (escaped now, or from `ItemLabelsJSON`): the one layout both card sources share.
+    ///
+    /// - Parameters:
+    ///   - school: Whether the id's key is `school_id` (written last) rather than `idKey`
+    ///     (`,"item_id":`, which sorts before `match_score`).
+    static func write(grade: Grade, isProbe: Bool, matchScore: Double, position: Int?, school: Bool, idKey: [UInt8],
+                      to w: inout JSONWriter, id: (inout JSONWriter) -> Void, name: (inout JSONWriter) -> Void) throws {
         w.raw("{\"grade\":")
         w.string(grade.rawValue)
-        w.raw(",\"is_probe\":")
-        w.bool(isProbe)
-        if vocabulary != .school {
-            w.raw(Array(",\"\(vocabulary.itemID)\":".utf8))  // "item_id" sorts before "match_score"
-            w.string(itemID)
+        if isProbe { w.raw(",\"is_probe\":true") } else { w.raw(",\"is_probe\":false") }
+        if !school {
+            w.raw(idKey)
+            id(&w)
         }
         w.raw(",\"match_score\":")
         try w.number(matchScore)
         w.raw(",\"name\":")
-        w.string(name)
+        name(&w)
         if let position {
             w.raw(",\"position\":")
             w.number(position)
         }
-        if vocabulary == .school {
+        if school {
             w.raw(",\"school_id\":")
-            w.string(itemID)
+            id(&w)
         }
         w.raw("}")
     }
@@ -68,32 +81,19 @@ extension MinimalCard: JSONWritable {
 
 extension BriefCardList {
     /// The cards as `MinimalCard.write(to:)` writes them, byte for byte, the id and name from
-    /// the labels table.
+    /// the labels table when it holds this catalog.
     func write(to w: inout JSONWriter) throws {
-        // The vocabulary compared and its key written once, not per card.
-        let school = vocabulary == .school, idKey = Array(",\"\(vocabulary.itemID)\":".utf8)
+        // The vocabulary compared, its key written and the table checked once, not per card.
+        let school = vocabulary == .school, idKey = school ? [] : Array(",\"\(vocabulary.itemID)\":".utf8)
+        let table = labels.covers(catalog)
         w.raw("[")
         for i in cards.indices {
             let card = cards[i]
             if i > 0 { w.raw(",") }
-            w.raw("{\"grade\":")
-            w.string(card.grade.rawValue)
-            if card.isProbe { w.raw(",\"is_probe\":true") } else { w.raw(",\"is_probe\":false") }
-            if !school {
-                w.raw(idKey)  // "item_id" sorts before "match_score"
-                labels.writeID(row: card.row, of: catalog, to: &w)
-            }
-            w.raw(",\"match_score\":")
-            try w.number(card.matchScore)
-            w.raw(",\"name\":")
-            labels.writeName(row: card.row, of: catalog, to: &w)
-            w.raw(",\"position\":")
-            w.number(card.position)
-            if school {
-                w.raw(",\"school_id\":")
-                labels.writeID(row: card.row, of: catalog, to: &w)
-            }
-            w.raw("}")
+            try MinimalCard.write(grade: card.grade, isProbe: card.isProbe, matchScore: card.matchScore, position: card.position,
+                                  school: school, idKey: idKey, to: &w,
+                                  id: { table ? labels.writeID(row: card.row, to: &$0) : $0.string(catalog.ids[card.row]) },
+                                  name: { table ? labels.writeName(row: card.row, to: &$0) : $0.string(catalog.names[card.row]) })
         }
         w.raw("]")
     }

@@ -480,19 +480,15 @@ struct ItemLabelsJSON: Sendable {
         (bytes, self.starts) = (w.bytes, starts)
     }
 
-    /// Writes the id of `row` of `catalog` as a JSON string: from the table when `catalog` is
-    /// the one it was written from, else escaped now.
-    func writeID(row: Int, of catalog: Catalog, to w: inout JSONWriter) {
-        if covers(catalog) { w.raw(bytes[starts[2 * row]..<starts[2 * row + 1]]) } else { w.string(catalog.ids[row]) }
-    }
+    /// Writes the id of `row` as a JSON string, from the table (`covers` its catalog).
+    func writeID(row: Int, to w: inout JSONWriter) { w.raw(bytes[starts[2 * row]..<starts[2 * row + 1]]) }
 
-    /// Writes the name of `row` of `catalog` as a JSON string (as `writeID`).
-    func writeName(row: Int, of catalog: Catalog, to w: inout JSONWriter) {
-        if covers(catalog) { w.raw(bytes[starts[2 * row + 1]..<starts[2 * row + 2]]) } else { w.string(catalog.names[row]) }
-    }
+    /// Writes the name of `row` as a JSON string, from the table (`covers` its catalog).
+    func writeName(row: Int, to w: inout JSONWriter) { w.raw(bytes[starts[2 * row + 1]..<starts[2 * row + 2]]) }
 
-    /// Whether the table holds `catalog`'s labels.
-    private func covers(_ catalog: Catalog) -> Bool { !starts.isEmpty && self.catalog.sharesStorage(with: catalog) }
+    /// Whether the table holds `catalog`'s labels (it was written from that catalog, and was
+    /// written at all); otherwise a card's are escaped when written.
+    func covers(_ catalog: Catalog) -> Bool { !starts.isEmpty && self.catalog.sharesStorage(with: catalog) }
 }
 
 /// `GET /student/recommendations` and `/preload`.
