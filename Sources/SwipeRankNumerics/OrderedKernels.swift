@@ -22,14 +22,20 @@ extension Matrix {
     /// runs), so tests can hold both to the same result.
     package func multiplyTransposedInOrder(_ x: [Float], into y: inout [Float], kernel: NumericsKernel?) {
         precondition(x.count == rows, "multiplyTransposedInOrder: x has \(x.count) values, matrix has \(rows) rows")
-        if y.count != columns { y = [Float](repeating: 0, count: columns) }
+        // Every output is written below: a new buffer is not zeroed first (a deck's scores
+        // start empty, and the fill was a tenth of this product).
+        if y.count != columns { y = [Float](unsafeUninitializedCapacity: columns) { _, count in count = columns } }
         let n = columns
         let d = rows
         let vector = NumericsKernel.resolve(kernel) == .vector
         storage.withUnsafeBufferPointer { a in
             x.withUnsafeBufferPointer { w in
             y.withUnsafeMutableBufferPointer { out in
-                guard let base = a.baseAddress, let o = out.baseAddress else { return }
+                guard let o = out.baseAddress else { return }
+                guard let base = a.baseAddress else {
+                    o.update(repeating: 0, count: n)  // no rows (d = 0): every sum is 0
+                    return
+                }
                 if vector {
                     // The matrix has values, so d > 0 and x has a buffer.
                     swiperank_multiply_transposed_avx(base, d, n, w.baseAddress!, o)

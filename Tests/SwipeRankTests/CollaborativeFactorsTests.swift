@@ -101,6 +101,44 @@ import Testing
         }
     }
 
+    @Test("affinities and terms from the by-factor copy are each row's sum in factor order, bit for bit; sgemv's agree to rounding (seeded)")
+    func byFactorProducts() throws {
+        for seed: UInt64 in 21...32 {
+            var rng = SplitMix64(seed: seed)
+            let n = 40 + Int(rng.next() % 90), f = [1, 3, 8, 17, 32, 40][Int(rng.next() % 6)]
+            let catalog = try Self.catalog(n, using: &rng)
+            let file = Self.file(catalog, f: f, named: n / 2, using: &rng)
+            let ordered = try CollaborativeFactors(file: file, catalog: catalog)
+            let blas = try CollaborativeFactors(file: file, catalog: catalog, byFactorLimit: 0)
+            var posterior = FactorPosterior(dimension: f)
+            #expect(ordered.terms(of: posterior) == nil && blas.terms(of: posterior) == nil)
+            for _ in 0..<6 {
+                let row = Int(rng.next() % UInt64(n))
+                try posterior.observe(ordered.vector(row: row), liked: rng.next() % 3 != 0, confidence: file.confidence,
+                                      dislikeConfidence: file.dislikeConfidence)
+            }
+            let u = posterior.mean.map(Float.init)
+            let gamma = Float(file.weight)
+            let affinities = ordered.affinities(of: posterior), terms = try #require(ordered.terms(of: posterior))
+            let blasAffinities = blas.affinities(of: posterior), blasTerms = try #require(blas.terms(of: posterior))
+            for row in 0..<n {
+                // The reference: 0 + x₀ṽ₀ + x₁ṽ₁ + … in factor order, zero weights skipped.
+                var affinity: Float = 0, term: Float = 0
+                for j in 0..<f where u[j] != 0 { affinity = affinity + u[j] * ordered.whitened[row, j] }
+                for j in 0..<f where gamma * u[j] != 0 { term = term + (gamma * u[j]) * ordered.whitened[row, j] }
+                #expect(affinities[row].bitPattern == affinity.bitPattern, "seed \(seed) row \(row)")
+                #expect(terms[row].bitPattern == term.bitPattern, "seed \(seed) row \(row)")
+                #expect(abs(blasAffinities[row] - affinity) <= 1e-5 * max(1, abs(affinity)), "seed \(seed) row \(row)")
+                #expect(abs(blasTerms[row] - term) <= 1e-5 * max(1, abs(term)), "seed \(seed) row \(row)")
+            }
+            // Added to scores: each score plus its term.
+            let base = (0..<n).map { _ in Float.random(in: -2...2, using: &rng) }
+            var scores = base
+            ordered.addScores(of: posterior, to: &scores)
+            #expect(scores == zip(base, terms).map { $0 + $1 })
+        }
+    }
+
     @Test("no swipes: every affinity is 0, so the engine ranks exactly as without factors")
     func coldStartUnchanged() throws {
         var rng = SplitMix64(seed: 9)

@@ -179,6 +179,41 @@ struct GradeScaleTests {
         #expect(equalPairs > 50)  // the pairs exercise equality, not only difference
     }
 
+    @Test("a sentence key's digest, taken eight bytes at a time where no digit is, equals the digest of its key bytes one by one (20,000 seeded sentences of 0-120 bytes)")
+    func sentenceKeyWords() {
+        var rng = SplitMix64(seed: 62)
+        // Long runs without digits (the word path), digits at every offset within a word, the
+        // separators inside and after numbers, and bytes of 0x80 and above next to digits.
+        let pieces = ["Close to home (", " mi)", "Strong graduate earnings ($", "90,000", " median)", "1", "23", ",", ".",
+                      "4.5", "1,234", "é", "–", "/", ":", "0", "9", "abcdefgh", "ABCDEFGHIJKLMNOPQ", " ", "Ωmega", "#", ""]
+        var equalKeys = 0
+        var digests: [UInt64: [UInt8]] = [:]
+        for _ in 0..<20_000 {
+            let s = (0..<Int(rng.next() % 12)).map { _ in pieces[Int(rng.next() % UInt64(pieces.count))] }.joined()
+            let keyBytes = ExplanationVariety.keyBytes(s)
+            let digest = ExplanationVariety.SentenceKey(s).digest
+            #expect(digest == ExplanationVariety.SentenceKey.reference(keyBytes: keyBytes), "\(s)")
+            // Equal keys share a digest, different ones do not (none collides in this sample).
+            if let seen = digests[digest] {
+                #expect(seen == keyBytes, "\(s): a digest shared with another key")
+                equalKeys += 1
+            }
+            digests[digest] = keyBytes
+        }
+        #expect(equalKeys > 1_000)  // repeated keys occur, so equality is exercised too
+        // The word test against the byte test, on words with one byte planted at each place.
+        for _ in 0..<2_000 {
+            let base = rng.next() & 0x7F7F_7F7F_7F7F_7F7F
+            for place in 0..<8 {
+                for byte: UInt64 in [0x2F, 0x30, 0x35, 0x39, 0x3A, 0xB0, 0xB9, 0xFF] {
+                    let word = base & ~(0xFF << (8 * UInt64(place))) | byte << (8 * UInt64(place))
+                    let expected = (0..<8).contains { (word >> (8 * UInt64($0))) & 0xFF >= 0x30 && (word >> (8 * UInt64($0))) & 0xFF <= 0x39 }
+                    #expect(ExplanationVariety.SentenceKey.Digest.hasDigit(word) == expected, "\(String(word, radix: 16))")
+                }
+            }
+        }
+    }
+
     @Test("a served deck of the shipped schools obeys the variety rule")
     func deckVariety() throws {
         let engine = SwipeEngine(matcher: Fixtures.matcher)

@@ -592,8 +592,12 @@ public struct SwipeEngine<M: Matcher>: Sendable {
             for (i, row) in rows.enumerated() { for t in 0..<k { units[i * k + t] = terms.units(term: t, item: Int(row)) } }
             return units
         }
-        let cached = CachedStudent(student: student, near: near, gradeSampleUnits: gradeUnits)
-        let bytes = student.byteCount + (near?.byteCount ?? 0) + (gradeUnits?.count ?? 0) * MemoryLayout<Int16>.stride
+        var bands: [Int8]?
+        if candidateIndex == nil, configuration.geographicMixing, let preferred = student.preferredDistanceMiles {
+            bands = GeoBand.bandIndices(distances: student.distances.allValues, preferred: preferred, expansion: configuration.expansion)
+        }
+        let cached = CachedStudent(student: student, near: near, gradeSampleUnits: gradeUnits, bands: bands)
+        let bytes = student.byteCount + (near?.byteCount ?? 0) + (gradeUnits?.count ?? 0) * MemoryLayout<Int16>.stride + (bands?.count ?? 0)
         students.put(key, cached, cost: bytes)
         return cached
     }
@@ -607,6 +611,11 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         /// With a candidate index: the student's terms at the grade scale's sampled rows,
         /// `CandidateIndex.gradeSampleRows` × terms, row-major.
         let gradeSampleUnits: [Int16]?
+        /// Without a candidate index, for a student with a preferred distance under geographic
+        /// mixing: every row's band index (`GeoBand.bandIndices`), which each deck's pools start
+        /// from. It depends on the student and the engine alone, and deriving it per deck was
+        /// about a hundredth of a deck; a byte per row beside the student's distances.
+        let bands: [Int8]?
     }
 
     /// The prior of a new session: the cold-start weights (shifted by the population prior's

@@ -182,10 +182,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// none yet (no factors, or no swipe): a ranking term, like exposure, that the match score
     /// shown leaves out.
     var collaborativeTerms: [Float]? {
-        guard let factors = engine.factors, let collaborative, collaborative.hasEvidence, factors.file.weight > 0 else { return nil }
-        var terms = [Float](repeating: 0, count: engine.matcher.catalog.count)
-        factors.addScores(of: collaborative, to: &terms)
-        return terms
+        guard let factors = engine.factors, let collaborative else { return nil }
+        return factors.terms(of: collaborative)
     }
 
     /// The learned bias (`EngineConfiguration.studentBias`): how much this student likes cards
@@ -244,6 +242,8 @@ public struct SwipeSession<M: Matcher>: Sendable {
         /// The student's terms at the grade scale's sampled rows, from the student cache (the
         /// index path).
         var gradeSampleUnits: [Int16]? = nil
+        /// Every row's band index, from the student cache (`SwipeEngine.CachedStudent.bands`).
+        var bands: [Int8]? = nil
         /// Every row's raw score (the full scan); empty when `indexed`.
         let raw: [Float]
         let terms: [Float]?
@@ -296,7 +296,10 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// schedule put them.
     mutating func orderBestFirst(from first: Int, cards: inout [Recommendation], briefs: inout [BriefCard],
                                  candidates: inout [[String]?], keys: [Float]) {
-        let slots = (0..<keys.count).filter { !served[first + $0].isProbe }
+        // The log read once, through its buffer (a copy would be copied again on the writes
+        // below): in this generic code each read of the session's field in the closure looked
+        // up the session's type metadata.
+        let slots = served.withUnsafeBufferPointer { log in (0..<keys.count).filter { !log[first + $0].isProbe } }
         // Higher key first, ties to the earlier slot (the tuple comparison this spells out
         // looked up type metadata on every call in this generic code).
         let sorted = slots.sorted { keys[$0] > keys[$1] || (keys[$0] == keys[$1] && $0 < $1) }
@@ -332,7 +335,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         var raw: [Float] = []
         engine.rawScores(weights: weights, student: student, into: &raw)
         let terms = collaborativeTerms
-        return DeckScores(weights: weights, student: student, raw: raw, terms: terms,
+        return DeckScores(weights: weights, student: student, bands: cached.bands, raw: raw, terms: terms,
                           reasons: CollaborativeReasons(session: self, terms: terms, raw: raw))
     }
 
@@ -372,7 +375,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         var ranking = raw
         if let terms { for i in ranking.indices { ranking[i] += terms[i] } }
         var batch = scores.indexed ? BatchPools(indexed: self, student: student, near: scores.near, weights: weights, count: wanted)
-            : BatchPools(session: self, student: student, raw: ranking, count: wanted)
+            : BatchPools(session: self, student: student, bands: scores.bands, raw: ranking, count: wanted)
         // Mapped, not converted: `[GeoBand]` as `[GeoBand?]` went through the runtime's array cast.
         let plan: [GeoBand?] = isBanded ? engine.mixer.plan(count: wanted, served: bandServed).map { Optional($0) }
             : [GeoBand?](repeating: nil, count: wanted)
@@ -770,12 +773,14 @@ struct BatchPools<M: Matcher> {
 
     /// - Complexity: O(N) to derive the pools (from the student's distances, and the session's
     ///   served and judged rows), O(N) to select.
-    init(session: SwipeSession<M>, student: M.Student, raw: [Float], count: Int) {
+    init(session: SwipeSession<M>, student: M.Student, bands: [Int8]?, raw: [Float], count: Int) {
         let pools = session.isBanded ? 3 : 1
-        // Derived per batch rather than kept per session: the session stays O(swipes), and
-        // this pass costs less than the scoring pass before it.
+        // Not kept per session (the session stays O(swipes)): the engine's student cache keeps
+        // the bands (`bands`), else they are derived here.
         var poolOfRow: [Int8]
-        if pools == 3, let preferred = session.preferredDistanceMiles {
+        if pools == 3, let bands, bands.count == raw.count {
+            poolOfRow = bands
+        } else if pools == 3, let preferred = session.preferredDistanceMiles {
             let expansion = session.engine.configuration.expansion
             poolOfRow = GeoBand.bandIndices(distances: student.distances.allValues, preferred: preferred, expansion: expansion)
         } else {
