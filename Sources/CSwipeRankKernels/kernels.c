@@ -14,6 +14,7 @@
 // valid.
 #include "SwipeRankKernels.h"
 #include <math.h>
+#include <stdlib.h>
 
 #pragma clang fp contract(off)
 
@@ -175,15 +176,24 @@ swiperank_decayed_factor_avx(const double *l, long n, double keep, double add, d
 
 // y = aᵀw for the d × n row-major Float matrix a (the catalog's features by column): each output
 // 0 + w₀a₀ᵢ + w₁a₁ᵢ + … in row order, zero weights skipped — `Matrix.multiplyTransposedInOrder`
-// bit for bit, 64 outputs held in eight registers across the rows.
+// bit for bit, 64 outputs held in eight registers across the rows. The rows with a weight are
+// listed once: tested per block of 64, the weight's test and the row loop's count cost about
+// as much as the block's multiplies and adds.
 __attribute__((target("avx"))) void
 swiperank_multiply_transposed_avx(const float *a, long d, long n, const float *w, float *y) {
+    long stack[256];
+    long *rows = d <= 256 ? stack : malloc((size_t)d * sizeof(long));
+    if (!rows) abort(); // out of memory: as Swift's own allocations end
+    long live = 0;
+    for (long r = 0; r < d; r++) {
+        if (w[r] != 0) rows[live++] = r; // as `where w[r] != 0`: ±0 skipped, NaN kept
+    }
     long i = 0;
     for (; i + 64 <= n; i += 64) {
         __m256 acc[8];
         for (int k = 0; k < 8; k++) acc[k] = _mm256_setzero_ps();
-        for (long r = 0; r < d; r++) {
-            if (w[r] == 0) continue; // as `where w[r] != 0`: ±0 skipped, NaN kept
+        for (long t = 0; t < live; t++) {
+            long r = rows[t];
             __m256 m = _mm256_set1_ps(w[r]);
             const float *p = a + r * n + i;
             for (int k = 0; k < 8; k++) acc[k] = _mm256_add_ps(acc[k], _mm256_mul_ps(m, _mm256_loadu_ps(p + 8 * k)));
@@ -192,20 +202,18 @@ swiperank_multiply_transposed_avx(const float *a, long d, long n, const float *w
     }
     for (; i + 8 <= n; i += 8) {
         __m256 acc = _mm256_setzero_ps();
-        for (long r = 0; r < d; r++) {
-            if (w[r] == 0) continue;
+        for (long t = 0; t < live; t++) {
+            long r = rows[t];
             acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[r]), _mm256_loadu_ps(a + r * n + i)));
         }
         _mm256_storeu_ps(y + i, acc);
     }
     for (; i < n; i++) {
         float sum = 0;
-        for (long r = 0; r < d; r++) {
-            if (w[r] == 0) continue;
-            sum = sum + w[r] * a[r * n + i];
-        }
+        for (long t = 0; t < live; t++) sum = sum + w[rows[t]] * a[rows[t] * n + i];
         y[i] = sum;
     }
+    if (rows != stack) free(rows);
 }
 
 // One group of `inverse_quadratic_forms`: `vectors` × 4 lanes (vectors 1…4, a constant once
@@ -291,6 +299,60 @@ swiperank_column_dots_avx(const double *xt, long f, long n, const double *v, dou
         for (long j = 0; j < f; j++) sum = sum + v[j] * xt[j * n + i];
         out[i] = sum;
     }
+}
+
+// A grade scale's sample: eight rows' values per step (read one by one: the rows are strided),
+// their least, greatest and NaN test on eight lanes. Lane k sees values k, k + 8, …; the lanes'
+// least and greatest are then taken in lane order, then the tail's, each as `x < least ? x :
+// least` — MINPS and MAXPS are exactly `a < b ? a : b` and `a > b ? a : b` — so the result is
+// the portable loop's but for which of −0 and +0 it keeps (equal either way). Inlined once per
+// way of finding rows and offsets (constants), so neither is decided per value.
+__attribute__((target("avx"), always_inline)) static inline int
+grade_sample(const float *raw, const float *offsets, long n, long m, long shift, double *out, float *range,
+             int byShift, int withOffsets) {
+    __m256 lo = _mm256_set1_ps(INFINITY), hi = _mm256_set1_ps(-INFINITY), unordered = _mm256_setzero_ps();
+    long i = 0;
+    for (; i + 8 <= m; i += 8) {
+        float v[8];
+        for (int k = 0; k < 8; k++) {
+            long row = byShift ? ((i + k) * n) >> shift : i + k;
+            v[k] = withOffsets ? raw[row] - offsets[row] : raw[row];
+        }
+        __m256 x = _mm256_loadu_ps(v);
+        lo = _mm256_min_ps(x, lo);
+        hi = _mm256_max_ps(x, hi);
+        unordered = _mm256_or_ps(unordered, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+        _mm256_storeu_pd(out + i, _mm256_cvtps_pd(_mm256_castps256_ps128(x)));
+        _mm256_storeu_pd(out + i + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)));
+    }
+    float lanes[8], highs[8];
+    _mm256_storeu_ps(lanes, lo);
+    _mm256_storeu_ps(highs, hi);
+    float least = INFINITY, greatest = -INFINITY;
+    for (int k = 0; k < 8; k++) {
+        least = lanes[k] < least ? lanes[k] : least;
+        greatest = highs[k] > greatest ? highs[k] : greatest;
+    }
+    int nan = _mm256_movemask_ps(unordered) != 0;
+    for (; i < m; i++) {
+        long row = byShift ? (i * n) >> shift : i;
+        float x = withOffsets ? raw[row] - offsets[row] : raw[row];
+        out[i] = (double)x;
+        least = x < least ? x : least;
+        greatest = x > greatest ? x : greatest;
+        nan |= x != x;
+    }
+    range[0] = least;
+    range[1] = greatest;
+    return nan;
+}
+
+__attribute__((target("avx"))) int
+swiperank_grade_sample_avx(const float *raw, const float *offsets, long n, long m, long shift, double *out, float *range) {
+    if (shift < 0) {
+        return offsets ? grade_sample(raw, offsets, n, m, 0, out, range, 0, 1) : grade_sample(raw, offsets, n, m, 0, out, range, 0, 0);
+    }
+    return offsets ? grade_sample(raw, offsets, n, m, shift, out, range, 1, 1) : grade_sample(raw, offsets, n, m, shift, out, range, 1, 0);
 }
 
 // One group of `swiperank_cholesky_solve_many_avx`: `vectors` × 4 lanes (1…4, constant once
@@ -379,6 +441,11 @@ void swiperank_column_dots_avx(const double *xt, long f, long n, const double *v
 
 void swiperank_cholesky_solve_many_avx(const double *l, long n, double *b, long count, double *scratch) {
     (void)l; (void)n; (void)b; (void)count; (void)scratch; // never called: swiperank_has_avx() is 0 here
+}
+
+int swiperank_grade_sample_avx(const float *raw, const float *offsets, long n, long m, long shift, double *out, float *range) {
+    (void)raw; (void)offsets; (void)n; (void)m; (void)shift; (void)out; (void)range; // never called: swiperank_has_avx() is 0 here
+    return 0;
 }
 
 #endif

@@ -260,3 +260,70 @@ public func laneSum(_ values: [Float]) -> Float {
         return total
     }
 }
+
+/// A grade scale's sample read from a catalog's scores: value i is `raw[r] − offsets[r]` for
+/// row r = ⌊i·N/m⌋ (`offsets` empty: `raw[r]`), widened to Double, with the values' least and
+/// greatest found as they are read (nil when one is NaN). A deck builds a scale from 1,024
+/// such rows; where the CPU has AVX the rows are read eight to a step and their least,
+/// greatest and NaN test run on eight lanes (kernels.c), the same values bit for bit (of
+/// equal −0 and +0 the range may keep the other).
+///
+/// - Parameters:
+///   - raw: N scores.
+///   - offsets: N offsets, or none.
+///   - m: How many rows, in 1…N.
+///   - kernel: nil for the fastest this CPU runs (tests hold both to the same result).
+/// - Returns: The m values and their range.
+/// - Complexity: O(m).
+package func gradeSample(_ raw: [Float], offsets: [Float], count m: Int, kernel: NumericsKernel? = nil)
+    -> (values: [Double], range: (least: Double, greatest: Double)?) {
+    let n = raw.count
+    precondition(m >= 1 && m <= n && (offsets.isEmpty || offsets.count == n), "gradeSample: \(m) of \(n) rows, \(offsets.count) offsets")
+    // ⌊i·N/m⌋: i when m = N; a multiply and a shift when m is a power of two (the sample of
+    // every catalog of at least a scale's 1,024 rows). A 64-bit division per row cost more than
+    // the rest of the sampling, and stepping the quotient with a carry was a branch per row.
+    let shift = m.trailingZeroBitCount
+    let byShift = m != n && m == 1 &<< shift
+    var least = Double.infinity, greatest = -Double.infinity, nans: UInt64 = 0
+    let values = [Double](unsafeUninitializedCapacity: m) { buffer, count in
+        raw.withUnsafeBufferPointer { raw in
+            offsets.withUnsafeBufferPointer { offsets in
+                if NumericsKernel.resolve(kernel) == .vector && (m == n || byShift) {
+                    var range: (Float, Float) = (0, 0)
+                    let nan = withUnsafeMutablePointer(to: &range) { pair in
+                        pair.withMemoryRebound(to: Float.self, capacity: 2) { r in
+                            swiperank_grade_sample_avx(raw.baseAddress!, offsets.isEmpty ? nil : offsets.baseAddress, n, m, m == n ? -1 : shift,
+                                                       buffer.baseAddress!, r)
+                        }
+                    }
+                    (least, greatest, nans) = (Double(range.0), Double(range.1), nan == 0 ? 0 : 1)
+                    count = m
+                    return
+                }
+                // One loop per way of finding a row and its offset, so none is decided per row.
+                @inline(__always) func fill(_ rowOf: (Int) -> Int, _ offsetOf: (Int) -> Float) {
+                    for i in 0..<m {
+                        let row = rowOf(i)
+                        let x = Double(raw[row] - offsetOf(row))
+                        buffer[i] = x
+                        least = x < least ? x : least
+                        greatest = x > greatest ? x : greatest
+                        // A NaN's exponent bits are all ones and its fraction is not zero
+                        // (comparing a value with itself compiled to a branch).
+                        nans |= (x.bitPattern & 0x7FFF_FFFF_FFFF_FFFF) > 0x7FF0_0000_0000_0000 ? 1 : 0
+                    }
+                }
+                switch (m == n, byShift, offsets.isEmpty) {
+                case (true, _, true): fill({ $0 }, { _ in 0 })
+                case (true, _, false): fill({ $0 }, { offsets[$0] })
+                case (false, true, true): fill({ ($0 &* n) &>> shift }, { _ in 0 })
+                case (false, true, false): fill({ ($0 &* n) &>> shift }, { offsets[$0] })
+                case (false, false, true): fill({ $0 * n / m }, { _ in 0 })
+                case (false, false, false): fill({ $0 * n / m }, { offsets[$0] })
+                }
+                count = m
+            }
+        }
+    }
+    return (values, nans == 0 ? (least, greatest) : nil)
+}

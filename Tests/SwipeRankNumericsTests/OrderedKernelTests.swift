@@ -26,7 +26,8 @@ struct OrderedKernelTests {
         var rng = SplitMix64(seed: 48)
         for trial in 0..<200 {
             // Widths around the blocks (64 and 8 outputs in the AVX kernel, 32 in the portable one).
-            let d = Int(rng.next() % 60) + 1
+            // And past the AVX kernel's 256 rows listed on its stack (a list allocated then).
+            let d = trial % 50 == 7 ? 300 : Int(rng.next() % 60) + 1
             let n = trial < 6 ? [0, 1, 7, 8, 63, 64][trial] : Int(rng.next() % 300)
             let a = Matrix(rows: d, columns: n, elements: (0..<d * n).map { _ in
                 Float.random(in: -1...1, using: &rng) * Float(1 << Int(rng.next() % 20))
@@ -98,6 +99,40 @@ struct OrderedKernelTests {
             for lane in lanes { reference += lane }
             for i in whole..<n { reference += values[i] }
             #expect(laneSum(values).bitPattern == reference.bitPattern, "n \(n)")
+        }
+    }
+
+    @Test("a grade sample reads rows ⌊i·N/m⌋ minus their offsets, widened, with the range in order and NaN found, bit for bit on both kernels (400 seeded shapes)")
+    func gradeSamples() {
+        var rng = SplitMix64(seed: 63)
+        for trial in 0..<400 {
+            let n = trial < 8 ? [1, 7, 8, 9, 1023, 1024, 1025, 2294][trial] : 1 + Int(rng.next() % 3000)
+            // m = N (small catalogs), a power of two below N (the scale's 1,024 rows), or neither.
+            let shapes = [n, min(n, 1 << Int(rng.next() % 11)), max(1, n - Int(rng.next() % UInt64(n)))]
+            let m = shapes[trial % 3]
+            var raw = (0..<n).map { _ in Float.random(in: -4...4, using: &rng) * Float(1 << Int(rng.next() % 8)) }
+            // Zeros of both signs, infinities, and sometimes a NaN.
+            for _ in 0..<Int(rng.next() % 4) { raw[Int(rng.next() % UInt64(n))] = [0, -0.0, .infinity, -.infinity][Int(rng.next() % 4)] }
+            if rng.next() % 5 == 0 { raw[Int(rng.next() % UInt64(n))] = .nan }
+            let offsets: [Float] = rng.next() % 2 == 0 ? [] : (0..<n).map { _ in Float.random(in: -1...1, using: &rng) }
+            // The reference: the definition, one row at a time.
+            var expected: [Double] = []
+            for i in 0..<m {
+                let row = i * n / m
+                expected.append(Double(raw[row] - (offsets.isEmpty ? 0 : offsets[row])))
+            }
+            let hasNaN = expected.contains { $0.isNaN }
+            for kernel in Self.kernels {
+                let (values, range) = gradeSample(raw, offsets: offsets, count: m, kernel: kernel)
+                #expect(values.map(\.bitPattern) == expected.map(\.bitPattern), "\(kernel) n \(n) m \(m)")
+                if hasNaN {
+                    #expect(range == nil, "\(kernel) n \(n) m \(m)")
+                } else {
+                    let least = expected.reduce(Double.infinity) { $1 < $0 ? $1 : $0 }
+                    let greatest = expected.reduce(-Double.infinity) { $1 > $0 ? $1 : $0 }
+                    #expect(range?.least == least && range?.greatest == greatest, "\(kernel) n \(n) m \(m)")
+                }
+            }
         }
     }
 }

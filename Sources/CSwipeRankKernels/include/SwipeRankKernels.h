@@ -38,4 +38,12 @@ void swiperank_column_dots_avx(const double *xt, long f, long n, const double *v
 /// `scratch` holds 16·n doubles, 32-byte aligned. Call only when `swiperank_has_avx()` is 1.
 void swiperank_cholesky_solve_many_avx(const double *l, long n, double *b, long count, double *scratch);
 
+/// A grade scale's sample (`gradeSample` in OrderedKernels.swift): for i in 0..<m, row
+/// r = i (`shift` < 0) or (i·n) >> shift, `out[i]` = (double)(raw[r] − offsets[r]) (`offsets`
+/// NULL: raw[r]); `range` gets the values' least and greatest as the portable loop finds them
+/// (`x < least ? x : least`, in order). Returns 1 when a value is NaN (the range is then not
+/// used), else 0. The same values bit for bit as the portable loop. Call only when
+/// `swiperank_has_avx()` is 1.
+int swiperank_grade_sample_avx(const float *raw, const float *offsets, long n, long m, long shift, double *out, float *range);
+
 #endif

@@ -141,47 +141,10 @@ extension Matcher {
         // the row list was an array built and freed every time.
         let n = raw.count, m = min(n, GradeScale.sampleLimit)
         guard m > 0 else { return GradeScale(sample: []) { calibration.cardMatchScore(raw: $0) } }
-        let offsets = matchOffsets ?? []
-        precondition(offsets.isEmpty || offsets.count == n, "gradeScale: \(offsets.count) offsets for \(n) scores")
-        // The sample's least and greatest are found as it is read, for the selection's bins
-        // (which would otherwise pass over it once more); with a NaN they are not passed on.
-        var least = Double.infinity, greatest = -Double.infinity, nans: UInt64 = 0
-        let sample = [Double](unsafeUninitializedCapacity: m) { buffer, count in
-            raw.withUnsafeBufferPointer { raw in
-                offsets.withUnsafeBufferPointer { offsets in
-                    // One loop per way of finding a row and its offset, so none is decided per row.
-                    @inline(__always) func fill(_ rowOf: (Int) -> Int, _ offsetOf: (Int) -> Float) {
-                        for i in 0..<m {
-                            let row = rowOf(i)
-                            let x = Double(raw[row] - offsetOf(row))
-                            buffer[i] = x
-                            least = x < least ? x : least
-                            greatest = x > greatest ? x : greatest
-                            // A NaN's exponent bits are all ones and its fraction is not zero
-                            // (comparing a value with itself compiled to a branch). The same test
-                            // as `nanFreeRange` (SwipeRankNumerics), written out: a shared helper
-                            // was not inlined across the modules, a call per sampled value.
-                            nans |= (x.bitPattern & 0x7FFF_FFFF_FFFF_FFFF) > 0x7FF0_0000_0000_0000 ? 1 : 0
-                        }
-                    }
-                    // ⌊i·N/m⌋: i when m = N; a multiply and a shift when m is a power of two (the
-                    // sample of every catalog of at least `sampleLimit` rows). A 64-bit division
-                    // per row cost more than the rest of the sampling, and stepping the quotient
-                    // with a carry was a branch per row.
-                    let shift = m.trailingZeroBitCount
-                    switch (m == n, m == 1 &<< shift, offsets.isEmpty) {
-                    case (true, _, true): fill({ $0 }, { _ in 0 })
-                    case (true, _, false): fill({ $0 }, { offsets[$0] })
-                    case (false, true, true): fill({ ($0 &* n) &>> shift }, { _ in 0 })
-                    case (false, true, false): fill({ ($0 &* n) &>> shift }, { offsets[$0] })
-                    case (false, false, true): fill({ $0 * n / m }, { _ in 0 })
-                    case (false, false, false): fill({ $0 * n / m }, { offsets[$0] })
-                    }
-                }
-            }
-            count = m
-        }
-        return GradeScale(sample: sample, range: nans == 0 ? (least, greatest) : nil) { calibration.cardMatchScore(raw: $0) }
+        // The rows ⌊i·N/m⌋ read in place (`gradeSample`: on eight lanes where the CPU has AVX),
+        // their range found as they are read, for the selection's bins.
+        let (sample, range) = gradeSample(raw, offsets: matchOffsets ?? [], count: m)
+        return GradeScale(sample: sample, range: range) { calibration.cardMatchScore(raw: $0) }
     }
 }
 
