@@ -592,12 +592,13 @@ public struct SwipeEngine<M: Matcher>: Sendable {
             for (i, row) in rows.enumerated() { for t in 0..<k { units[i * k + t] = terms.units(term: t, item: Int(row)) } }
             return units
         }
-        var bands: [Int8]?
+        var bands: (indices: [Int8], expansion: Double)?
         if candidateIndex == nil, configuration.geographicMixing, let preferred = student.preferredDistanceMiles {
-            bands = GeoBand.bandIndices(distances: student.distances.allValues, preferred: preferred, expansion: configuration.expansion)
+            bands = (GeoBand.bandIndices(distances: student.distances.allValues, preferred: preferred, expansion: configuration.expansion),
+                     configuration.expansion)
         }
         let cached = CachedStudent(student: student, near: near, gradeSampleUnits: gradeUnits, bands: bands)
-        let bytes = student.byteCount + (near?.byteCount ?? 0) + (gradeUnits?.count ?? 0) * MemoryLayout<Int16>.stride + (bands?.count ?? 0)
+        let bytes = student.byteCount + (near?.byteCount ?? 0) + (gradeUnits?.count ?? 0) * MemoryLayout<Int16>.stride + (bands?.indices.count ?? 0)
         students.put(key, cached, cost: bytes)
         return cached
     }
@@ -613,9 +614,10 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         let gradeSampleUnits: [Int16]?
         /// Without a candidate index, for a student with a preferred distance under geographic
         /// mixing: every row's band index (`GeoBand.bandIndices`), which each deck's pools start
-        /// from. It depends on the student and the engine alone, and deriving it per deck was
-        /// about a hundredth of a deck; a byte per row beside the student's distances.
-        let bands: [Int8]?
+        /// from, and the expansion it was derived with (an engine reconfigured with another
+        /// expansion shares this cache, and derives its own). Deriving it per deck was about a
+        /// hundredth of a deck; a byte per row beside the student's distances.
+        let bands: (indices: [Int8], expansion: Double)?
     }
 
     /// The prior of a new session: the cold-start weights (shifted by the population prior's

@@ -242,8 +242,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
         /// The student's terms at the grade scale's sampled rows, from the student cache (the
         /// index path).
         var gradeSampleUnits: [Int16]? = nil
-        /// Every row's band index, from the student cache (`SwipeEngine.CachedStudent.bands`).
-        var bands: [Int8]? = nil
+        /// Every row's band index and the expansion it was derived with, from the student cache
+        /// (`SwipeEngine.CachedStudent.bands`).
+        var bands: (indices: [Int8], expansion: Double)? = nil
         /// Every row's raw score (the full scan); empty when `indexed`.
         let raw: [Float]
         let terms: [Float]?
@@ -773,13 +774,13 @@ struct BatchPools<M: Matcher> {
 
     /// - Complexity: O(N) to derive the pools (from the student's distances, and the session's
     ///   served and judged rows), O(N) to select.
-    init(session: SwipeSession<M>, student: M.Student, bands: [Int8]?, raw: [Float], count: Int) {
+    init(session: SwipeSession<M>, student: M.Student, bands: (indices: [Int8], expansion: Double)?, raw: [Float], count: Int) {
         let pools = session.isBanded ? 3 : 1
         // Not kept per session (the session stays O(swipes)): the engine's student cache keeps
         // the bands (`bands`), else they are derived here.
         var poolOfRow: [Int8]
-        if pools == 3, let bands, bands.count == raw.count {
-            poolOfRow = bands
+        if pools == 3, let bands, bands.expansion == session.engine.configuration.expansion, bands.indices.count == raw.count {
+            poolOfRow = bands.indices
         } else if pools == 3, let preferred = session.preferredDistanceMiles {
             let expansion = session.engine.configuration.expansion
             poolOfRow = GeoBand.bandIndices(distances: student.distances.allValues, preferred: preferred, expansion: expansion)
