@@ -179,7 +179,7 @@ struct GradeScaleTests {
         #expect(equalPairs > 50)  // the pairs exercise equality, not only difference
     }
 
-    @Test("a sentence key's digest, taken eight bytes at a time where no digit is, equals the digest of its key bytes one by one (20,000 seeded sentences of 0-120 bytes)")
+    @Test("a sentence key's digest, taken eight bytes at a time where no digit is, equals the digest of its key bytes one by one (20,000 seeded sentences of 0-297 bytes)")
     func sentenceKeyWords() {
         var rng = SplitMix64(seed: 62)
         // Long runs without digits (the word path), digits at every offset within a word, the

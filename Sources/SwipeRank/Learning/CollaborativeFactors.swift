@@ -220,8 +220,9 @@ public struct CollaborativeFactors: Sendable {
     /// The same factors by factor (f × N: row j holds every catalog row's ṽⱼ), on catalogs of
     /// at most `byFactorLimit` values, else nil. Every deck after a swipe scores the whole
     /// catalog's affinities: from this layout they are the in-order kernel's sums
-    /// (`Matrix.multiplyTransposedInOrder`), the same bits on every CPU and about half the
-    /// instructions of OpenBLAS's sgemv over the rows, whose kernel differs between CPUs.
+    /// (`Matrix.multiplyTransposedInOrder`), the same bits on every CPU and about 0.6 of the
+    /// instructions of OpenBLAS's sgemv over the rows (whose kernel differs between CPUs), with
+    /// no zeroed output before it.
     let byFactor: Matrix?
     /// The most values (N × f) kept twice, once by factor: 16 MiB of Float (a 2,294-school
     /// catalog at f = 32 keeps 294 KiB). A larger catalog scores its affinities with sgemv.

@@ -36,14 +36,24 @@ public enum ExplanationVariety {
     static func forEachKeyByte(_ sentence: String, _ body: (UInt8) -> Void) {
         var sentence = sentence  // withUTF8 is mutating: it may make a bridged string native
         sentence.withUTF8 { bytes in
-            var inNumber = false
-            for byte in bytes {
-                if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
-                    if !inNumber { body(UInt8(ascii: "#")) }
-                    inNumber = true
-                    continue
-                }
-                if inNumber && (byte == UInt8(ascii: ",") || byte == UInt8(ascii: ".")) { continue }
+            var reader = KeyReader()
+            for byte in bytes { reader.take(byte, body) }
+        }
+    }
+
+    /// The key's rule, one sentence byte at a time: a run of digits (with the separators inside
+    /// it) gives one `#`, any other byte itself.
+    struct KeyReader {
+        /// Whether the last byte read was in a run of digits.
+        private(set) var inNumber = false
+
+        /// Reads one byte of the sentence, giving `body` the key bytes it makes (none or one).
+        @inline(__always)
+        mutating func take(_ byte: UInt8, _ body: (UInt8) -> Void) {
+            if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                if !inNumber { body(UInt8(ascii: "#")) }
+                inNumber = true
+            } else if !(inNumber && (byte == UInt8(ascii: ",") || byte == UInt8(ascii: "."))) {
                 inNumber = false
                 body(byte)
             }
@@ -67,23 +77,14 @@ public enum ExplanationVariety {
             var sentence = sentence  // withUTF8 is mutating: it may make a bridged string native
             digest = sentence.withUTF8 { bytes in
                 var digest = Digest()
-                var inNumber = false
-                // As `forEachKeyByte`.
-                @inline(__always) func take(_ byte: UInt8) {
-                    if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
-                        if !inNumber { digest.append(byte: UInt8(ascii: "#")) }
-                        inNumber = true
-                    } else if !(inNumber && (byte == UInt8(ascii: ",") || byte == UInt8(ascii: "."))) {
-                        inNumber = false
-                        digest.append(byte: byte)
-                    }
-                }
+                var reader = KeyReader()
+                @inline(__always) func take(_ byte: UInt8) { reader.take(byte) { digest.append(byte: $0) } }
                 guard let base = bytes.baseAddress else { return digest.value }
                 let n = bytes.count
                 var i = 0
                 while n &- i >= 8 {
                     let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-                    if !inNumber && !Digest.hasDigit(word) {
+                    if !reader.inNumber && !Digest.hasDigit(word) {
                         digest.append(word: UInt64(littleEndian: word))
                     } else {
                         for j in i..<(i &+ 8) { take(base[j]) }  // a word with a number: byte by byte
