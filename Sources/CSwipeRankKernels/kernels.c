@@ -1,6 +1,6 @@
 // The learning model's forgetting step and the per-deck products (the catalog's feature
-// scores, the probes' variances, the collaborative reason's dots) with 256-bit AVX (see
-// SwipeRankKernels.h).
+// scores and the student's terms, the probes' variances, the collaborative reason's dots, the
+// grade scale's sample and its selection's bins) with 256-bit AVX (see SwipeRankKernels.h).
 //
 // Why C: Swift has no per-function target features, and a package cannot pass -mavx to its
 // users' builds, so the portable Swift kernel is limited to SSE2 (two doubles per operation,
@@ -416,6 +416,98 @@ swiperank_cholesky_solve_many_avx(const double *l, long n, double *b, long count
     }
 }
 
+// One pass of `swiperank_add_scaled_fixed_point_avx` over `count` rows (1…4, a constant once
+// inlined): per eight scores, each row's eight Int16 units widened (VPMOVSXWD, SSE4.1, which
+// every AVX CPU has) and converted to float (exact), times its scale, added in row order.
+__attribute__((target("avx"), always_inline)) static inline void
+add_fixed_point_pass(float *y, long n, const short *const *rows, const float *scales, int count) {
+    const short *p[4];
+    __m256 s[4];
+    for (int r = 0; r < count; r++) {
+        p[r] = rows[r];
+        s[r] = _mm256_set1_ps(scales[r]);
+    }
+    long i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 sum = _mm256_loadu_ps(y + i);
+        for (int r = 0; r < count; r++) {
+            __m128i low = _mm_cvtepi16_epi32(_mm_loadl_epi64((const __m128i *)(p[r] + i)));
+            __m128i high = _mm_cvtepi16_epi32(_mm_loadl_epi64((const __m128i *)(p[r] + i + 4)));
+            __m256 units = _mm256_cvtepi32_ps(_mm256_insertf128_si256(_mm256_castsi128_si256(low), high, 1));
+            sum = _mm256_add_ps(sum, _mm256_mul_ps(s[r], units));
+        }
+        _mm256_storeu_ps(y + i, sum);
+    }
+    for (; i < n; i++) {
+        for (int r = 0; r < count; r++) y[i] = y[i] + scales[r] * (float)p[r][i];
+    }
+}
+
+__attribute__((target("avx"))) void
+swiperank_add_scaled_fixed_point_avx(float *y, long n, const short *const *rows, const float *scales, long count) {
+    for (long first = 0; first < count; first += 4) {
+        long group = count - first < 4 ? count - first : 4;
+        switch (group) {
+        case 1: add_fixed_point_pass(y, n, rows + first, scales + first, 1); break;
+        case 2: add_fixed_point_pass(y, n, rows + first, scales + first, 2); break;
+        case 3: add_fixed_point_pass(y, n, rows + first, scales + first, 3); break;
+        default: add_fixed_point_pass(y, n, rows + first, scales + first, 4); break;
+        }
+    }
+}
+
+// The bins of a selection (`valuesAtDescendingRanksByBins`): four values per step, each
+// top − min(round((x − least)·scale), top) with the rounding to nearest-even (VROUNDPD), which
+// is what the portable loop's addition of 2⁵² does to a value in [0, 2⁵²); the bin counts are
+// then added one value at a time (a scatter), into counts[b + 1].
+__attribute__((target("avx"))) void
+swiperank_selection_bins_avx(const double *values, long m, double least, double scale, long top, int *bins, int *counts) {
+    const __m256d low = _mm256_set1_pd(least), factor = _mm256_set1_pd(scale), ceiling = _mm256_set1_pd((double)top);
+    long i = 0;
+    for (; i + 4 <= m; i += 4) {
+        __m256d t = _mm256_mul_pd(_mm256_sub_pd(_mm256_loadu_pd(values + i), low), factor);
+        t = _mm256_round_pd(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        t = _mm256_sub_pd(ceiling, _mm256_min_pd(t, ceiling));
+        _mm_storeu_si128((__m128i *)(bins + i), _mm256_cvttpd_epi32(t));
+    }
+    for (; i < m; i++) {
+        double t = nearbyint((values[i] - least) * scale);
+        t = t < (double)top ? t : (double)top;
+        bins[i] = (int)((double)top - t);
+    }
+    for (i = 0; i < m; i++) counts[bins[i] + 1]++;
+}
+
+// The selection's second pass (`valuesAtDescendingRanksByBins`): the values whose bin is one of
+// `wanted` (1…4 bins) written, in their order, at their bin's cursor in `starts`, which moves
+// on. Four bins compared per step (128-bit integer compares); a value of another bin, the most
+// of them, costs no branch of its own.
+__attribute__((target("avx"))) void
+swiperank_selection_gather_avx(const double *values, const int *bins, long m, const int *wanted, long wantedCount,
+                               int *starts, double *sorted) {
+    __m128i w[4];
+    for (int k = 0; k < 4; k++) w[k] = _mm_set1_epi32(wanted[k < wantedCount ? k : wantedCount - 1]);
+    long i = 0;
+    for (; i + 4 <= m; i += 4) {
+        __m128i b = _mm_loadu_si128((const __m128i *)(bins + i));
+        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi32(b, w[0]), _mm_cmpeq_epi32(b, w[1])),
+                                   _mm_or_si128(_mm_cmpeq_epi32(b, w[2]), _mm_cmpeq_epi32(b, w[3])));
+        int mask = _mm_movemask_ps(_mm_castsi128_ps(hit));
+        while (mask) {
+            int k = __builtin_ctz(mask);
+            mask &= mask - 1;
+            int bin = bins[i + k];
+            sorted[starts[bin]++] = values[i + k];
+        }
+    }
+    for (; i < m; i++) {
+        int bin = bins[i];
+        int hit = 0;
+        for (long k = 0; k < wantedCount; k++) hit |= bin == wanted[k];
+        if (hit) sorted[starts[bin]++] = values[i];
+    }
+}
+
 #else
 
 int swiperank_has_avx(void) { return 0; }
@@ -446,6 +538,19 @@ void swiperank_cholesky_solve_many_avx(const double *l, long n, double *b, long 
 int swiperank_grade_sample_avx(const float *raw, const float *offsets, long n, long m, long shift, double *out, float *range) {
     (void)raw; (void)offsets; (void)n; (void)m; (void)shift; (void)out; (void)range; // never called: swiperank_has_avx() is 0 here
     return 0;
+}
+
+void swiperank_add_scaled_fixed_point_avx(float *y, long n, const short *const *rows, const float *scales, long count) {
+    (void)y; (void)n; (void)rows; (void)scales; (void)count; // never called: swiperank_has_avx() is 0 here
+}
+
+void swiperank_selection_bins_avx(const double *values, long m, double least, double scale, long top, int *bins, int *counts) {
+    (void)values; (void)m; (void)least; (void)scale; (void)top; (void)bins; (void)counts; // never called
+}
+
+void swiperank_selection_gather_avx(const double *values, const int *bins, long m, const int *wanted, long wantedCount,
+                                    int *starts, double *sorted) {
+    (void)values; (void)bins; (void)m; (void)wanted; (void)wantedCount; (void)starts; (void)sorted; // never called
 }
 
 #endif

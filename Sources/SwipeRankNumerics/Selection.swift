@@ -1,6 +1,8 @@
 // One selection ("nth element") for every order statistic the package takes: grade thresholds,
 // the candidate index's median splits, the item matcher's column medians.
 
+import CSwipeRankKernels
+
 /// Rearranges `values[range]` so that index `n` holds the element a sort of the range by `less`
 /// would put there, with no element before it greater and none after it less — without sorting
 /// (Hoare partitions around a median-of-three pivot: deterministic, O(count) expected).
@@ -113,7 +115,8 @@ package func valuesAtDescendingRanksByPartitions(_ ranks: [Int], of values: [Dou
 ///
 /// - Parameter range: The values' least and greatest (no NaN among them), if the caller knows
 ///   them; nil to find them here.
-package func valuesAtDescendingRanksByBins(_ ranks: [Int], of values: [Double], range: (least: Double, greatest: Double)? = nil) -> [Double]? {
+package func valuesAtDescendingRanksByBins(_ ranks: [Int], of values: [Double], range: (least: Double, greatest: Double)? = nil,
+                                           kernel: NumericsKernel? = nil) -> [Double]? {
     let m = values.count
     guard m > 0, !ranks.isEmpty else { return ranks.isEmpty ? [] : nil }
     guard let (least, greatest) = range ?? nanFreeRange(values) else { return nil }
@@ -136,15 +139,21 @@ package func valuesAtDescendingRanksByBins(_ ranks: [Int], of values: [Double], 
                   + (binCount + 1) * MemoryLayout<Int32>.stride).bindMemory(to: UInt8.self, capacity: binCount)
     wanted.initialize(repeating: 0, count: binCount)
     var result = [Double](repeating: 0, count: ranks.count)
+    let vector = NumericsKernel.resolve(kernel) == .vector
     values.withUnsafeBufferPointer { values in
-        for i in 0..<m {
-            // (x − least) · scale is in [0, top]: adding 2⁵² rounds it to an integer in the low
-            // mantissa bits, a conversion without `Int(_:)`'s range checks. Rounding never
-            // decreases either.
-            let lifted = (values[i] - least) * scale + 4_503_599_627_370_496
-            let b = top &- min(Int(truncatingIfNeeded: lifted.bitPattern & 0xF_FFFF_FFFF_FFFF), top)
-            binOf[i] = Int32(truncatingIfNeeded: b)
-            starts[b &+ 1] &+= 1
+        if vector {
+            // Four bins a step (the same rounding), then the counts one value at a time.
+            swiperank_selection_bins_avx(values.baseAddress!, m, least, scale, top, binOf, starts)
+        } else {
+            for i in 0..<m {
+                // (x − least) · scale is in [0, top]: adding 2⁵² rounds it to an integer in the
+                // low mantissa bits, a conversion without `Int(_:)`'s range checks. Rounding
+                // never decreases either.
+                let lifted = (values[i] - least) * scale + 4_503_599_627_370_496
+                let b = top &- min(Int(truncatingIfNeeded: lifted.bitPattern & 0xF_FFFF_FFFF_FFFF), top)
+                binOf[i] = Int32(truncatingIfNeeded: b)
+                starts[b &+ 1] &+= 1
+            }
         }
         for b in 0..<binCount { starts[b &+ 1] &+= starts[b] }
         // Bin b spans [starts[b], starts[b + 1]) of the values laid out by bin. Only the bins
@@ -152,17 +161,36 @@ package func valuesAtDescendingRanksByBins(_ ranks: [Int], of values: [Double], 
         // writing every value to its place was most of this function's time.
         var spans: [(start: Int, end: Int)] = []
         spans.reserveCapacity(ranks.count)
-        var b = 0
+        var b = 0, wantedBins: (Int32, Int32, Int32, Int32) = (0, 0, 0, 0), wantedCount = 0
         for rank in ranks {
             while Int(starts[b &+ 1]) <= rank { b &+= 1 }
             spans.append((Int(starts[b]), Int(starts[b &+ 1])))
+            if wanted[b] == 0 {
+                switch wantedCount {
+                case 0: wantedBins.0 = Int32(b)
+                case 1: wantedBins.1 = Int32(b)
+                case 2: wantedBins.2 = Int32(b)
+                case 3: wantedBins.3 = Int32(b)
+                default: break
+                }
+                wantedCount += 1
+            }
             wanted[b] = 1
         }
-        for i in 0..<m {
-            let b = Int(binOf[i])
-            guard wanted[b] != 0 else { continue }
-            sorted[Int(starts[b])] = values[i]
-            starts[b] &+= 1  // the cursor of a wanted bin (its span was read above)
+        if vector && wantedCount <= 4 {
+            // Up to four bins (a grade scale's four ranks) compared four values a step.
+            withUnsafePointer(to: &wantedBins) { tuple in
+                tuple.withMemoryRebound(to: Int32.self, capacity: 4) { list in
+                    swiperank_selection_gather_avx(values.baseAddress!, binOf, m, list, wantedCount, starts, sorted.baseAddress!)
+                }
+            }
+        } else {
+            for i in 0..<m {
+                let b = Int(binOf[i])
+                guard wanted[b] != 0 else { continue }
+                sorted[Int(starts[b])] = values[i]
+                starts[b] &+= 1  // the cursor of a wanted bin (its span was read above)
+            }
         }
         for (i, rank) in ranks.enumerated() {
             let (start, end) = spans[i]

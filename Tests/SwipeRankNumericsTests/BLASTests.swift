@@ -133,17 +133,24 @@ struct BLASTests {
         let rows = (0..<rowCount).map { r in
             (offset: r * n + Int.random(in: 0...11, using: &rng), scale: Float.random(in: -2...2, using: &rng) / 8192)
         }
-        var y = (0..<n).map { _ in Float.random(in: -50...50, using: &rng) }
-        var want = y
+        let start = (0..<n).map { _ in Float.random(in: -50...50, using: &rng) }
+        var want = start
         for row in rows { for i in 0..<n { want[i] += row.scale * Float(values[row.offset + i]) } }
+        var y = start
         addScaledFixedPointRows(values, rows: rows, into: &y)
         #expect(y.map(\.bitPattern) == want.map(\.bitPattern))
-        // The rows' order matters to the bits: the kernel adds them in the order given.
-        if rowCount >= 2, n > 0 {
-            var reversed = (0..<n).map { _ in Float(0) }, wantReversed = reversed
-            for row in rows.reversed() { for i in 0..<n { wantReversed[i] += row.scale * Float(values[row.offset + i]) } }
-            addScaledFixedPointRows(values, rows: rows.reversed(), into: &reversed)
-            #expect(reversed.map(\.bitPattern) == wantReversed.map(\.bitPattern))
+        // Each kernel alone (the AVX one where this CPU has it), every lane count up to 300.
+        for kernel in OrderedKernelTests.kernels {
+            var alone = start
+            addScaledFixedPointRows(values, rows: rows, into: &alone, kernel: kernel)
+            #expect(alone.map(\.bitPattern) == want.map(\.bitPattern), "\(kernel)")
+            // The rows' order matters to the bits: the kernel adds them in the order given.
+            if rowCount >= 2, n > 0 {
+                var reversed = (0..<n).map { _ in Float(0) }, wantReversed = reversed
+                for row in rows.reversed() { for i in 0..<n { wantReversed[i] += row.scale * Float(values[row.offset + i]) } }
+                addScaledFixedPointRows(values, rows: rows.reversed(), into: &reversed, kernel: kernel)
+                #expect(reversed.map(\.bitPattern) == wantReversed.map(\.bitPattern), "\(kernel)")
+            }
         }
     }
 

@@ -46,4 +46,21 @@ void swiperank_cholesky_solve_many_avx(const double *l, long n, double *b, long 
 /// `swiperank_has_avx()` is 1.
 int swiperank_grade_sample_avx(const float *raw, const float *offsets, long n, long m, long shift, double *out, float *range);
 
+/// y[i] += scales[r]·(float)rows[r][i] for every i in 0..<n, rows r in 0..<count in order: each
+/// score the same bits as a scalar pass per row (`addScaledFixedPointRows` in
+/// OrderedKernels.swift). Call only when `swiperank_has_avx()` is 1.
+void swiperank_add_scaled_fixed_point_avx(float *y, long n, const short *const *rows, const float *scales, long count);
+
+/// The first pass of `valuesAtDescendingRanksByBins` (Selection.swift): for each of the m
+/// values (no NaN, each in [least, least + top/scale]), bins[i] = top − min(round((x − least)·scale),
+/// top), rounding to nearest-even, and counts[bins[i] + 1] += 1. The portable loop's bins
+/// exactly. Call only when `swiperank_has_avx()` is 1.
+void swiperank_selection_bins_avx(const double *values, long m, double least, double scale, long top, int *bins, int *counts);
+
+/// The second pass of `valuesAtDescendingRanksByBins`: each value whose bin is one of the
+/// `wantedCount` (1…4) bins in `wanted`, in order, goes to sorted[starts[bin]], and that cursor
+/// moves on. Call only when `swiperank_has_avx()` is 1.
+void swiperank_selection_gather_avx(const double *values, const int *bins, long m, const int *wanted, long wantedCount,
+                                    int *starts, double *sorted);
+
 #endif
