@@ -29,6 +29,8 @@ public struct SchoolMatcher: Matcher {
     /// The named weights resolved to column and term indices once: they are computed on every
     /// swipe, and looking names up (and building `locale=…` strings) then cost several µs.
     let namedWeightPlan: [NamedWeight]
+    /// The plan's names as JSON sorts them, and each one's entry in the plan.
+    let namedWeightOrder: (keys: NamedWeightKeys, entries: [Int])
     /// Explanations resolved once (sentence kinds, attributes, per-school sentences): a deck
     /// explains every card it serves.
     let explanationPlan: ExplanationPlan
@@ -45,7 +47,11 @@ public struct SchoolMatcher: Matcher {
         self.termBasis = termBasis
         let columnIndex = Dictionary(uniqueKeysWithValues: schools.catalog.columns.enumerated().map { ($1.name, $0) })
         self.columnIndex = columnIndex
-        self.namedWeightPlan = NamedWeight.schoolPlan(columnIndex: columnIndex)
+        let plan = NamedWeight.schoolPlan(columnIndex: columnIndex)
+        self.namedWeightPlan = plan
+        let keys = NamedWeightKeys(plan.map(\.name))
+        let entryOf = Dictionary(uniqueKeysWithValues: plan.enumerated().map { ($1.name, $0) })  // the names are distinct
+        self.namedWeightOrder = (keys, keys.names.map { entryOf[$0]! })
         self.explanationPlan = ExplanationPlan(schools: schools, termNames: MatchStudent.termNames(termBasis))
     }
 
@@ -146,7 +152,7 @@ public struct SchoolMatcher: Matcher {
             varyExplanations(&cards, student: students[s], weights: weights[s])
             return RecommendationResponse(
                 recommendations: cards,
-                learningState: LearningState(totalSwipes: 0, preferenceWeights: namedWeights(weights[s])),
+                learningState: LearningState(totalSwipes: 0, weightList: namedWeightList(weights[s])),
                 totalSwipes: 0)
         }
     }
@@ -177,17 +183,17 @@ public struct SchoolMatcher: Matcher {
     /// - Returns: Name → weight, rounded to 4 decimals.
     public func namedWeights(_ weights: PreferenceWeights) -> [String: Double] {
         var named = [String: Double](minimumCapacity: namedWeightPlan.count)
-        for entry in namedWeightPlan {
-            var value = 0.0
-            for part in entry.parts {
-                var sum = 0.0
-                if let k = part.term { sum += Double(weights.terms[k]) }
-                for j in part.features { sum += Double(weights.features[j]) }
-                value += part.sign * (sum / part.divisor)
-            }
-            named[entry.name] = (value * 10_000).rounded() / 10_000
-        }
+        for entry in namedWeightPlan { named[entry.name] = entry.value(weights) }
         return named
+    }
+
+    /// `namedWeights(_:)` listed, the names sorted once (no dictionary built).
+    ///
+    /// - Parameter weights: The model's weights.
+    /// - Returns: The same names and values.
+    public func namedWeightList(_ weights: PreferenceWeights) -> NamedWeightList {
+        let plan = namedWeightPlan
+        return NamedWeightList(order: namedWeightOrder.keys, values: namedWeightOrder.entries.map { plan[$0].value(weights) })
     }
 }
 
@@ -202,6 +208,18 @@ struct NamedWeight: Sendable {
 
     let name: String
     let parts: [Part]
+
+    /// The named weight under `weights`, rounded to four decimals.
+    func value(_ weights: PreferenceWeights) -> Double {
+        var value = 0.0
+        for part in parts {
+            var sum = 0.0
+            if let k = part.term { sum += Double(weights.terms[k]) }
+            for j in part.features { sum += Double(weights.features[j]) }
+            value += part.sign * (sum / part.divisor)
+        }
+        return (value * 10_000).rounded() / 10_000
+    }
 
     /// The table on `SchoolMatcher.namedWeights(_:)`; absent columns count as 0.
     static func schoolPlan(columnIndex: [String: Int]) -> [NamedWeight] {

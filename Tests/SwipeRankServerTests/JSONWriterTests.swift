@@ -168,34 +168,37 @@ import Testing
         }
     }
 
-    @Test("a learning state written with its keys ahead is the same bytes; keys of other names fall back")
-    func learningStateKeys() throws {
+    @Test("a learning state from a list sorted once equals, hashes and writes as the one from its dictionary")
+    func learningStateLists() throws {
         var v = Values(rng: SplitMix64(seed: 2029))
-        var exact = 0
         for i in 0..<400 {
             let state = v.learningState()
-            let names = Array(state.preferenceWeights.keys)
-            let keys: NamedWeightKeys
-            switch v.int(4) {
-            case 0:
-                keys = NamedWeightKeys(names.shuffled(using: &v.rng))
-                exact += 1
-            case 1: keys = NamedWeightKeys(names.dropLast())
-            case 2: keys = NamedWeightKeys(names.dropLast() + ["\u{7f}other"])  // as many names, one not the state's
-            default: keys = NamedWeightKeys(names + [v.key() + "!"])
-            }
-            var plain = JSONWriter(), keyed = JSONWriter()
-            try state.write(to: &plain)
-            try state.write(to: &keyed, keys: keys)
-            #expect(keyed.bytes == plain.bytes, "state #\(i)")
+            let named = state.preferenceWeights
+            // The names' order built from any order of them, as a matcher builds it once.
+            let order = NamedWeightKeys(Array(named.keys).shuffled(using: &v.rng))
+            let list = NamedWeightList(order: order, values: order.names.map { named[$0]! })
+            let listed = LearningState(phase: state.phase, progress: state.progress, weightList: list)
+            #expect(listed == state && listed.hashValue == state.hashValue && listed.preferenceWeights == named, "state #\(i)")
+            var fromList = JSONWriter(), fromDictionary = JSONWriter()
+            try listed.write(to: &fromList)
+            try LearningState(phase: state.phase, progress: state.progress, preferenceWeights: named).write(to: &fromDictionary)
+            #expect(fromList.bytes == fromDictionary.bytes, "state #\(i)")
             var deck = v.deck()
-            deck.learningState = state
-            deck.weightKeys = keys
-            try Self.same(deck, "deck with keys", i)
-            try Self.same(SwipeResponse(swipeID: v.string(), outcome: "recorded", learningState: state, totalSwipes: v.int(100),
-                                        feedback: nil, organic: v.bool(), weightKeys: keys), "swipe with keys", i)
+            deck.learningState = listed
+            try Self.same(deck, "deck with a listed state", i)
+            try Self.same(SwipeResponse(swipeID: v.string(), outcome: "recorded", learningState: listed, totalSwipes: v.int(100),
+                                        feedback: nil, organic: v.bool()), "swipe with a listed state", i)
+            // Another value or another name is another state.
+            if let first = named.keys.first {
+                var changed = named
+                changed[first] = named[first]! == 0 ? 1 : -named[first]!  // x + 1 is x for a large x
+                #expect(LearningState(phase: state.phase, progress: state.progress, preferenceWeights: changed) != listed)
+                changed = named
+                changed[first] = nil
+                changed[first + "!"] = named[first]!
+                #expect(LearningState(phase: state.phase, progress: state.progress, preferenceWeights: changed) != listed)
+            }
         }
-        #expect(exact > 50)
     }
 
     /// A number as the writer wrote every number before its four-decimal path: `description`,

@@ -257,5 +257,33 @@ struct NamedWeightsTests {
         let weights = PreferenceWeights(features: (0..<catalog.dimension).map { _ in Float.random(in: -3...3, using: &rng) },
                                         terms: (0..<4).map { _ in Float.random(in: -3...3, using: &rng) })
         #expect(Fixtures.matcher.namedWeights(weights) == Self.reference(weights, catalog: catalog))
+        // The list a learning state is built from: the same entries, the names in JSON's order.
+        let list = Fixtures.matcher.namedWeightList(weights)
+        #expect(list.dictionary == Self.reference(weights, catalog: catalog))
+        #expect(list.names == list.names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        #expect(list == NamedWeightList(Fixtures.matcher.namedWeights(weights)))
+    }
+
+    @Test("an item matcher's list equals its dictionary: every column, the distance term over a column of that name", arguments: 0..<12)
+    func itemMatcherList(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed &+ 70)
+        // Half the seeds name a feature column "distance", which the term's weight overrides.
+        let clash = seed % 2 == 0
+        let schema = ItemSchema(idColumn: "id", nameColumn: "name", coordinateColumns: (latitude: "lat", longitude: "lon"),
+                                textAttributes: ["kind"], numericAttributes: ["price"],
+                                features: [.numeric("price", transform: .log1p, group: "cost"),
+                                           .categorical("kind", categories: ["a", "b", "ß"], group: "kind")]
+                                    + (clash ? [.numeric("distance", transform: .identity, group: "far")] : []))
+        let rows = (0..<8).map { i in "\(i),n\(i),\(40 + i),-70,\(i * 3),\(["a", "b", "ß"][i % 3]),\(i)" }
+        let catalog = try Catalog(table: Fixtures.table(["id,name,lat,lon,price,kind,distance"] + rows), schema: schema)
+        let matcher = ItemMatcher(catalog: catalog)
+        #expect(catalog.columns.contains { $0.name == "distance" } == clash)
+        for _ in 0..<20 {
+            let weights = PreferenceWeights(features: (0..<catalog.dimension).map { _ in Float.random(in: -3...3, using: &rng) },
+                                            terms: [Float.random(in: -3...3, using: &rng)])
+            let named = matcher.namedWeights(weights), list = matcher.namedWeightList(weights)
+            #expect(list.dictionary == named && list == NamedWeightList(named))
+            #expect(named["distance"] == (Double(weights.terms[0]) * 10_000).rounded() / 10_000)
+        }
     }
 }

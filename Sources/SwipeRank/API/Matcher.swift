@@ -117,6 +117,14 @@ public protocol Matcher: Sendable {
     /// - Returns: Name → weight.
     func namedWeights(_ weights: PreferenceWeights) -> [String: Double]
 
+    /// `namedWeights(_:)` as a list (the same names and values): the learning state of every
+    /// answer is built from it. The default lists the dictionary; a matcher that sorts its
+    /// names once (`SchoolMatcher`, `ItemMatcher`) builds no dictionary.
+    ///
+    /// - Parameter weights: The model's weights.
+    /// - Returns: The named weights, listed.
+    func namedWeightList(_ weights: PreferenceWeights) -> NamedWeightList
+
     /// The feedback options worth offering after a swipe, most salient first, at most five
     /// (empty: never ask).
     ///
@@ -176,6 +184,12 @@ struct ProfileKey<P: Hashable & Sendable>: Hashable, Sendable {
 }
 
 extension Matcher {
+    /// `namedWeights(_:)`'s dictionary, listed.
+    ///
+    /// - Parameter weights: The model's weights.
+    /// - Returns: The named weights, listed.
+    public func namedWeightList(_ weights: PreferenceWeights) -> NamedWeightList { NamedWeightList(namedWeights(weights)) }
+
     /// The card alone: a matcher that does not write its candidate reasons with the card.
     ///
     /// - Returns: `card(row:raw:student:weights:isProbe:)` and nil.
@@ -255,7 +269,7 @@ extension Matcher {
         var workspace = ScoringWorkspace()
         return RecommendationResponse(
             recommendations: recommendations(for: student, weights: weights, count: count, workspace: &workspace),
-            learningState: LearningState(totalSwipes: 0, preferenceWeights: namedWeights(weights)),
+            learningState: LearningState(totalSwipes: 0, weightList: namedWeightList(weights)),
             totalSwipes: 0)
     }
 
@@ -280,7 +294,7 @@ extension Matcher {
         catalog.scores(weights: weights, terms: student.terms, into: &raw)
         return RecommendationResponse(
             recommendations: recommendations(for: student, weights: weights, raw: raw, count: count, skipping: skip),
-            learningState: LearningState(totalSwipes: 0, preferenceWeights: namedWeights(weights)),
+            learningState: LearningState(totalSwipes: 0, weightList: namedWeightList(weights)),
             totalSwipes: 0)
     }
 

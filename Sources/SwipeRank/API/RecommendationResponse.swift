@@ -197,8 +197,16 @@ public struct LearningState: Sendable, Hashable, Codable {
     public var phase: LearningPhase
     /// Progress within the phase, 0…1.
     public var progress: Double
-    /// Named weights a person understands (see `SchoolMatcher.namedWeights(_:)`).
-    public var preferenceWeights: [String: Double]
+    /// Named weights a person understands, as a list in the order JSON writes them (every deck
+    /// and swipe answer carries a learning state: see `NamedWeightList`).
+    public var weightList: NamedWeightList
+
+    /// Named weights a person understands (see `SchoolMatcher.namedWeights(_:)`): `weightList`
+    /// as a dictionary.
+    public var preferenceWeights: [String: Double] {
+        get { weightList.dictionary }
+        set { weightList = NamedWeightList(newValue) }
+    }
 
     /// Creates a state.
     ///
@@ -207,9 +215,19 @@ public struct LearningState: Sendable, Hashable, Codable {
     ///   - progress: Progress within it.
     ///   - preferenceWeights: Named weights.
     public init(phase: LearningPhase, progress: Double, preferenceWeights: [String: Double]) {
+        self.init(phase: phase, progress: progress, weightList: NamedWeightList(preferenceWeights))
+    }
+
+    /// Creates a state from named weights already listed.
+    ///
+    /// - Parameters:
+    ///   - phase: The phase.
+    ///   - progress: Progress within it.
+    ///   - weightList: Named weights.
+    public init(phase: LearningPhase, progress: Double, weightList: NamedWeightList) {
         self.phase = phase
         self.progress = progress
-        self.preferenceWeights = preferenceWeights
+        self.weightList = weightList
     }
 
     /// The state after `totalSwipes` swipes with these named weights.
@@ -218,12 +236,90 @@ public struct LearningState: Sendable, Hashable, Codable {
     ///   - totalSwipes: Swipes so far.
     ///   - preferenceWeights: Named weights.
     public init(totalSwipes: Int, preferenceWeights: [String: Double]) {
+        self.init(totalSwipes: totalSwipes, weightList: NamedWeightList(preferenceWeights))
+    }
+
+    /// The state after `totalSwipes` swipes with these named weights, already listed (what a
+    /// matcher's `namedWeightList(_:)` gives).
+    ///
+    /// - Parameters:
+    ///   - totalSwipes: Swipes so far.
+    ///   - weightList: Named weights.
+    public init(totalSwipes: Int, weightList: NamedWeightList) {
         self.init(phase: LearningPhase(totalSwipes: totalSwipes),
                   progress: LearningPhase.progress(totalSwipes: totalSwipes),
-                  preferenceWeights: preferenceWeights)
+                  weightList: weightList)
     }
 
     enum CodingKeys: String, CodingKey {
         case phase, progress, preferenceWeights = "preference_weights"
+    }
+
+    /// Decodes the state (the weights as an object of name → value).
+    ///
+    /// - Parameter decoder: The decoder.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(phase: try c.decode(LearningPhase.self, forKey: .phase), progress: try c.decode(Double.self, forKey: .progress),
+                  preferenceWeights: try c.decode([String: Double].self, forKey: .preferenceWeights))
+    }
+
+    /// Encodes the state (the weights as an object of name → value).
+    ///
+    /// - Parameter encoder: The encoder.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(phase, forKey: .phase)
+        try c.encode(progress, forKey: .progress)
+        try c.encode(preferenceWeights, forKey: .preferenceWeights)
+    }
+}
+
+/// Named weights as a list: each name once, sorted as JSON's sorted keys sort them, with its
+/// value. A matcher sorts its names once (`init(order:values:)`), so the learning state in every
+/// deck and swipe answer is built and written without a dictionary: ten names hashed into one
+/// and looked up again to write them were most of a learning state's cost.
+public struct NamedWeightList: Sendable, Hashable {
+    /// The names and their JSON keys, shared by every list of one matcher.
+    package let order: NamedWeightKeys
+    /// One value per name, in the order of `names`.
+    public let values: [Double]
+
+    /// The names, in the order JSON writes them (byte order of their UTF-8).
+    public var names: [String] { order.names }
+
+    /// The list of a dictionary's entries.
+    ///
+    /// - Parameter named: Name → value.
+    /// - Complexity: O(n log n) for n names.
+    public init(_ named: [String: Double]) {
+        order = NamedWeightKeys(named.keys)
+        values = order.names.map { named[$0]! }
+    }
+
+    /// A list in an order built once.
+    ///
+    /// - Parameters:
+    ///   - order: The names.
+    ///   - values: One value per name, in that order.
+    package init(order: NamedWeightKeys, values: [Double]) {
+        precondition(values.count == order.names.count, "NamedWeightList: \(values.count) values for \(order.names.count) names")
+        self.order = order
+        self.values = values
+    }
+
+    /// Name → value.
+    public var dictionary: [String: Double] { Dictionary(uniqueKeysWithValues: zip(order.names, values)) }
+
+    /// Equal when the names and values are (the order is fixed by the names, so two lists of
+    /// the same entries are equal, as their dictionaries are).
+    public static func == (a: NamedWeightList, b: NamedWeightList) -> Bool { a.values == b.values && a.order.names == b.order.names }
+
+    /// Hashes the names and values.
+    ///
+    /// - Parameter hasher: The hasher.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(order.names)
+        hasher.combine(values)
     }
 }

@@ -123,6 +123,10 @@ public struct ItemMatcher: Matcher {
     /// stated against these.
     let columnMedians: [Float]
     let attributeMedians: [Double?]
+    /// The named weights' names as JSON sorts them, and each one's source: a feature column
+    /// j < d, or d for the distance term (which wins over a column of that name, as in
+    /// `namedWeights(_:)`).
+    let namedWeightOrder: (keys: NamedWeightKeys, sources: [Int])
 
     /// Creates a matcher.
     ///
@@ -144,6 +148,10 @@ public struct ItemMatcher: Matcher {
         // Derived once per catalog (and stored by its cache), not per matcher.
         let medians = catalog.medians
         (columnMedians, attributeMedians) = (medians.columns, medians.attributes)
+        var source = columnIndex
+        source["distance"] = catalog.dimension
+        let keys = NamedWeightKeys(source.keys)
+        namedWeightOrder = (keys, keys.names.map { source[$0]! })
     }
 
     /// `["distance"]`.
@@ -377,6 +385,17 @@ public struct ItemMatcher: Matcher {
         for (j, column) in catalog.columns.enumerated() { named[column.name] = Double(weights.features[j]) }
         named["distance"] = Double(weights.terms[0])
         return named.mapValues { ($0 * 10_000).rounded() / 10_000 }
+    }
+
+    /// `namedWeights(_:)` listed, the names sorted once (no dictionary built).
+    ///
+    /// - Parameter weights: The model's weights.
+    /// - Returns: The same names and values.
+    public func namedWeightList(_ weights: PreferenceWeights) -> NamedWeightList {
+        let d = catalog.dimension
+        return NamedWeightList(order: namedWeightOrder.keys, values: namedWeightOrder.sources.map { j in
+            (Double(j < d ? weights.features[j] : weights.terms[0]) * 10_000).rounded() / 10_000
+        })
     }
 
     /// None: feedback questions need domain knowledge (see `SchoolMatcher`).

@@ -8,9 +8,15 @@ extension LearningState: JSONWritable {
     package func write(to w: inout JSONWriter) throws {
         w.raw("{\"phase\":")
         w.string(phase.rawValue)
-        w.raw(",\"preference_weights\":")
-        try w.object(preferenceWeights.map { ($0.key, $0.value) }) { w, value in try w.number(value) }
-        w.raw(",\"progress\":")
+        // The list is in the sorted keys' order, its keys escaped once per matcher.
+        w.raw(",\"preference_weights\":{")
+        let keys = weightList.order.keys, values = weightList.values
+        for i in values.indices {
+            if i > 0 { w.raw(",") }
+            w.raw(keys[i])
+            try w.number(values[i])
+        }
+        w.raw("},\"progress\":")
         try w.number(progress)
         w.raw("}")
     }
@@ -18,14 +24,14 @@ extension LearningState: JSONWritable {
 
 /// A matcher's named-weight keys (`Matcher.namedWeights(_:)`), sorted as `.sortedKeys` sorts
 /// them and written as JSON keys once: every deck and swipe answer writes a learning state, and
-/// sorting its keys and escaping them again was half of writing it.
+/// sorting its keys and escaping them again was half of writing it. `NamedWeightList` keeps one.
 package struct NamedWeightKeys: Sendable, Hashable {
     /// The names, in the order JSON writes them.
-    let names: [String]
+    package let names: [String]
     /// `"name":` for each name, in that order.
-    let keys: [[UInt8]]
+    package let keys: [[UInt8]]
 
-    /// The keys of the given names (any order).
+    /// The keys of the given names (any order, each once).
     package init<S: Sequence>(_ names: S) where S.Element == String {
         self.names = names.sorted(by: JSONWriter.precedes)
         keys = self.names.map { name in
@@ -33,35 +39,6 @@ package struct NamedWeightKeys: Sendable, Hashable {
             w.key(name)
             return w.bytes
         }
-    }
-}
-
-extension LearningState {
-    /// `write(to:)`, the same bytes, with the weights' keys from `keys` when they are exactly
-    /// this state's names (else written as `write(to:)` writes them).
-    package func write(to w: inout JSONWriter, keys: NamedWeightKeys?) throws {
-        guard let keys, keys.names.count == preferenceWeights.count else { return try write(to: &w) }
-        let weights = preferenceWeights
-        // The values looked up in the keys' order first: a name this state lacks means other keys.
-        let written = try withUnsafeTemporaryAllocation(of: Double.self, capacity: keys.names.count) { values -> Bool in
-            for i in keys.names.indices {
-                guard let value = weights[keys.names[i]] else { return false }
-                values[i] = value
-            }
-            w.raw("{\"phase\":")
-            w.string(phase.rawValue)
-            w.raw(",\"preference_weights\":{")
-            for i in keys.names.indices {
-                if i > 0 { w.raw(",") }
-                w.raw(keys.keys[i])
-                try w.number(values[i])
-            }
-            w.raw("},\"progress\":")
-            try w.number(progress)
-            w.raw("}")
-            return true
-        }
-        if !written { try write(to: &w) }
     }
 }
 

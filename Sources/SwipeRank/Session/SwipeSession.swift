@@ -195,7 +195,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
 
     /// The learning state with `weights` as the current weights (a deck has them at hand).
     func learningState(weights: PreferenceWeights) -> LearningState {
-        LearningState(totalSwipes: totalSwipes, preferenceWeights: engine.matcher.namedWeights(weights))
+        LearningState(totalSwipes: totalSwipes, weightList: engine.matcher.namedWeightList(weights))
     }
 
     /// The phase now.

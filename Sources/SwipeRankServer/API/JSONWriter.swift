@@ -151,7 +151,7 @@ extension DeckResponse: JSONWritable {
         w.raw(",\"exhausted\":")
         w.bool(exhausted)
         w.raw(",\"learning_state\":")
-        try learningState.write(to: &w, keys: weightKeys)
+        try learningState.write(to: &w)
         w.raw(",\"preload\":")
         w.bool(preload)
         w.raw(",\"recommendations\":")
@@ -185,7 +185,7 @@ extension SwipeResponse: JSONWritable {
             w.null()
         }
         w.raw(",\"learning_state\":")
-        try learningState.write(to: &w, keys: weightKeys)
+        try learningState.write(to: &w)
         w.raw(",\"organic\":")
         w.bool(organic)
         w.raw(",\"outcome\":")

@@ -248,9 +248,6 @@ struct SwipeResponse: Encodable, Sendable, Equatable {
     /// The card was not served to this student (reached by search or a detail page): learned
     /// from, but with no propensity, so off-policy estimates leave it out.
     var organic = false
-    /// The matcher's learning-state keys, written ahead (not part of the value's JSON).
-    var weightKeys: NamedWeightKeys? = nil
-
     enum CodingKeys: String, CodingKey {
         case swipeID = "swipe_id", outcome, learningState = "learning_state", totalSwipes = "total_swipes", feedback, organic
     }
@@ -503,9 +500,6 @@ struct DeckResponse: Encodable {
     var repeated: Int
     /// Nothing is left to deal: every card was served or judged. The deck still holds `repeated`.
     var exhausted: Bool
-    /// The matcher's learning-state keys, written ahead (not part of the value's JSON).
-    var weightKeys: NamedWeightKeys? = nil
-
     enum CodingKeys: String, CodingKey {
         case deckID = "deck_id", recommendations, learningState = "learning_state", totalSwipes = "total_swipes", preload
         case repeated, exhausted

@@ -54,8 +54,7 @@ extension StudentService {
                 deckID = "deck-\(live.record.version + 1)"
             }
             let body = DeckResponse(deckID: deckID, recommendations: list, learningState: learningState, totalSwipes: totalSwipes,
-                                    preload: preload, repeated: openCount, exhausted: live.session.unseenCount == 0,
-                                    weightKeys: weightKeys)
+                                    preload: preload, repeated: openCount, exhausted: live.session.unseenCount == 0)
             let encoded = try WireJSON.encode(body)
             // Only a re-read is kept: a deal stores events, which moves the key anyway.
             if let key, events.isEmpty, encoded.count <= DeckMemo.maxBytes {
@@ -89,8 +88,7 @@ extension StudentService {
             }
             let body = try WireJSON.encode(SwipeResponse(swipeID: request.swipeID, outcome: result.outcome.rawValue,
                                                          learningState: result.learningState,
-                                                         totalSwipes: result.totalSwipes, feedback: result.feedback, organic: organic,
-                                                         weightKeys: weightKeys))
+                                                         totalSwipes: result.totalSwipes, feedback: result.feedback, organic: organic))
             let event = StoredEvent(kind: .swipe, clientID: request.swipeID, requestDigest: digest,
                                     payload: try WireJSON.encode(request), response: body, createdAt: options.clock())
             return ([event], StudentUpdate(), WriteResult(body: body, replayed: false))
@@ -140,7 +138,7 @@ extension StudentService {
                     }
                     let response = SwipeResponse(swipeID: swipe.swipeID, outcome: result.outcome.rawValue,
                                                  learningState: result.learningState, totalSwipes: result.totalSwipes,
-                                                 feedback: result.feedback, organic: organic, weightKeys: weightKeys)
+                                                 feedback: result.feedback, organic: organic)
                     let body = try WireJSON.encode(response)
                     events.append(StoredEvent(kind: .swipe, clientID: swipe.swipeID, requestDigest: digest,
                                               payload: try WireJSON.encode(swipe), response: body, createdAt: now))

@@ -163,8 +163,6 @@ final class StudentService<M: ServableMatcher>: Sendable {
     let summaryJSON: SummaryJSON
     /// The catalog's ids and names as JSON, for minimal cards.
     let itemLabels: ItemLabelsJSON
-    /// The matcher's named-weight keys as JSON, for every learning state answered.
-    let weightKeys: NamedWeightKeys
     let store: any StudentStore
     let options: ServiceOptions
     let cache: LRUCache<String, LiveBox<M>>
@@ -197,11 +195,6 @@ final class StudentService<M: ServableMatcher>: Sendable {
         self.modelVersion = engine.modelVersion
         self.summaryJSON = SummaryJSON(catalog: engine.matcher.catalog)
         self.itemLabels = ItemLabelsJSON(catalog: engine.matcher.catalog)
-        // The names of zero weights: a matcher names the same weights whatever their values
-        // (one that does not is written as before, the keys checked on every write).
-        let zero = PreferenceWeights(features: [Float](repeating: 0, count: engine.matcher.catalog.dimension),
-                                     terms: [Float](repeating: 0, count: engine.matcher.termNames.count))
-        self.weightKeys = NamedWeightKeys(engine.matcher.namedWeights(zero).keys)
         self.store = store
         self.options = options
         self.cache = LRUCache(capacity: options.cacheCapacity)
