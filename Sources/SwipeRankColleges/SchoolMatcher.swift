@@ -28,9 +28,10 @@ public struct SchoolMatcher: Matcher {
     let columnIndex: [String: Int]
     /// The named weights resolved to column and term indices once: they are computed on every
     /// swipe, and looking names up (and building `locale=…` strings) then cost several µs.
+    /// In the order JSON sorts their names (`namedWeightKeys`).
     let namedWeightPlan: [NamedWeight]
-    /// The plan's names as JSON sorts them, and each one's entry in the plan.
-    let namedWeightOrder: (keys: NamedWeightKeys, entries: [Int])
+    /// The plan's names and their JSON keys.
+    let namedWeightKeys: NamedWeightKeys
     /// Explanations resolved once (sentence kinds, attributes, per-school sentences): a deck
     /// explains every card it serves.
     let explanationPlan: ExplanationPlan
@@ -48,10 +49,10 @@ public struct SchoolMatcher: Matcher {
         let columnIndex = Dictionary(uniqueKeysWithValues: schools.catalog.columns.enumerated().map { ($1.name, $0) })
         self.columnIndex = columnIndex
         let plan = NamedWeight.schoolPlan(columnIndex: columnIndex)
-        self.namedWeightPlan = plan
         let keys = NamedWeightKeys(plan.map(\.name))
-        let entryOf = Dictionary(uniqueKeysWithValues: plan.enumerated().map { ($1.name, $0) })  // the names are distinct
-        self.namedWeightOrder = (keys, keys.names.map { entryOf[$0]! })
+        let entryOf = Dictionary(uniqueKeysWithValues: plan.map { ($0.name, $0) })  // the names are distinct
+        self.namedWeightPlan = keys.names.map { entryOf[$0]! }
+        self.namedWeightKeys = keys
         self.explanationPlan = ExplanationPlan(schools: schools, termNames: MatchStudent.termNames(termBasis))
     }
 
@@ -182,18 +183,16 @@ public struct SchoolMatcher: Matcher {
     /// - Parameter weights: The model's weights.
     /// - Returns: Name → weight, rounded to 4 decimals.
     public func namedWeights(_ weights: PreferenceWeights) -> [String: Double] {
-        var named = [String: Double](minimumCapacity: namedWeightPlan.count)
-        for entry in namedWeightPlan { named[entry.name] = entry.value(weights) }
-        return named
+        namedWeightList(weights).dictionary
     }
 
-    /// `namedWeights(_:)` listed, the names sorted once (no dictionary built).
+    /// The named weights listed, the names sorted once (no dictionary built): what
+    /// `namedWeights(_:)` returns as a dictionary.
     ///
     /// - Parameter weights: The model's weights.
     /// - Returns: The same names and values.
     public func namedWeightList(_ weights: PreferenceWeights) -> NamedWeightList {
-        let plan = namedWeightPlan
-        return NamedWeightList(order: namedWeightOrder.keys, values: namedWeightOrder.entries.map { plan[$0].value(weights) })
+        NamedWeightList(order: namedWeightKeys, values: namedWeightPlan.map { $0.value(weights) })
     }
 }
 

@@ -161,26 +161,20 @@ package func valuesAtDescendingRanksByBins(_ ranks: [Int], of values: [Double], 
         // writing every value to its place was most of this function's time.
         var spans: [(start: Int, end: Int)] = []
         spans.reserveCapacity(ranks.count)
-        var b = 0, wantedBins: (Int32, Int32, Int32, Int32) = (0, 0, 0, 0), wantedCount = 0
+        var b = 0, wantedBins = SIMD4<Int32>(repeating: 0), wantedCount = 0
         for rank in ranks {
             while Int(starts[b &+ 1]) <= rank { b &+= 1 }
             spans.append((Int(starts[b]), Int(starts[b &+ 1])))
             if wanted[b] == 0 {
-                switch wantedCount {
-                case 0: wantedBins.0 = Int32(b)
-                case 1: wantedBins.1 = Int32(b)
-                case 2: wantedBins.2 = Int32(b)
-                case 3: wantedBins.3 = Int32(b)
-                default: break
-                }
+                if wantedCount < 4 { wantedBins[wantedCount] = Int32(b) }
                 wantedCount += 1
             }
             wanted[b] = 1
         }
         if vector && wantedCount <= 4 {
             // Up to four bins (a grade scale's four ranks) compared four values a step.
-            withUnsafePointer(to: &wantedBins) { tuple in
-                tuple.withMemoryRebound(to: Int32.self, capacity: 4) { list in
+            withUnsafePointer(to: &wantedBins) { lanes in
+                lanes.withMemoryRebound(to: Int32.self, capacity: 4) { list in
                     swiperank_selection_gather_avx(values.baseAddress!, binOf, m, list, wantedCount, starts, sorted.baseAddress!)
                 }
             }

@@ -281,9 +281,14 @@ struct NamedWeightsTests {
         for _ in 0..<20 {
             let weights = PreferenceWeights(features: (0..<catalog.dimension).map { _ in Float.random(in: -3...3, using: &rng) },
                                             terms: [Float.random(in: -3...3, using: &rng)])
+            // The reference: every column by name, then the distance term, rounded to 4 decimals.
+            var reference: [String: Double] = [:]
+            for (j, column) in catalog.columns.enumerated() { reference[column.name] = Double(weights.features[j]) }
+            reference["distance"] = Double(weights.terms[0])
+            reference = reference.mapValues { ($0 * 10_000).rounded() / 10_000 }
             let named = matcher.namedWeights(weights), list = matcher.namedWeightList(weights)
-            #expect(list.dictionary == named && list == NamedWeightList(named))
-            #expect(named["distance"] == (Double(weights.terms[0]) * 10_000).rounded() / 10_000)
+            #expect(named == reference && list.dictionary == reference && list == NamedWeightList(reference))
+            #expect(list.names == list.names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
         }
     }
 }

@@ -381,13 +381,11 @@ public struct ItemMatcher: Matcher {
     /// - Parameter weights: The model's weights.
     /// - Returns: Name → weight.
     public func namedWeights(_ weights: PreferenceWeights) -> [String: Double] {
-        var named: [String: Double] = [:]
-        for (j, column) in catalog.columns.enumerated() { named[column.name] = Double(weights.features[j]) }
-        named["distance"] = Double(weights.terms[0])
-        return named.mapValues { ($0 * 10_000).rounded() / 10_000 }
+        namedWeightList(weights).dictionary
     }
 
-    /// `namedWeights(_:)` listed, the names sorted once (no dictionary built).
+    /// The named weights listed, the names sorted once (no dictionary built): what
+    /// `namedWeights(_:)` returns as a dictionary.
     ///
     /// - Parameter weights: The model's weights.
     /// - Returns: The same names and values.
