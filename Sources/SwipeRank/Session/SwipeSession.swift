@@ -3,8 +3,9 @@ import SwipeRankNumerics
 
 /// One card as served to the student.
 public struct ServedCard: Sendable, Hashable, Codable {
-    /// The card's 1-based position in the student's sequence.
-    public let position: Int
+    /// The card's 1-based position in the student's sequence (set within the module only
+    /// when a deck is put in order: the positions stay with the slots).
+    public internal(set) var position: Int
     /// The catalog row.
     public let row: Int
     /// The item id.
@@ -305,19 +306,21 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // looked up type metadata on every call in this generic code).
         let sorted = slots.sorted { keys[$0] > keys[$1] || (keys[$0] == keys[$1] && $0 < $1) }
         guard sorted != slots else { return }
-        let (dealt, oldCards, oldBriefs, oldCandidates) = (Array(served[first...]), cards, briefs, candidates)
-        for (slot, from) in zip(slots, sorted) where slot != from {  // a card in its place stays
-            let c = dealt[from]
-            served[first + slot] = ServedCard(position: dealt[slot].position, row: c.row, cardID: c.cardID, band: c.band, isProbe: c.isProbe,
-                                              propensity: c.propensity, predictedMatch: c.predictedMatch, action: c.action)
-            servedIndexByRow[c.row] = first + slot
-            // A deck builds either cards (with their candidates) or brief cards, not both.
-            if !oldCards.isEmpty { cards[slot] = oldCards[from] }
-            if !oldCandidates.isEmpty { candidates[slot] = oldCandidates[from] }
-            if !oldBriefs.isEmpty {
-                briefs[slot] = oldBriefs[from]
-                briefs[slot].position = dealt[slot].position  // positions stay with the slots
-            }
+        // Slot j takes the card dealt at source[j], moved there (`Array.permute`), not copied.
+        var source = Array(keys.indices)
+        for (slot, from) in zip(slots, sorted) { source[slot] = from }
+        let positions = served[first..<(first + keys.count)].map(\.position)
+        served.permute(from: first, source: source)
+        for slot in keys.indices where source[slot] != slot {  // a card in its place stays
+            served[first + slot].position = positions[slot]  // positions stay with the slots
+            servedIndexByRow[served[first + slot].row] = first + slot
+        }
+        // A deck builds either cards (with their candidates) or brief cards, not both.
+        if !cards.isEmpty { cards.permute(source: source) }
+        if !candidates.isEmpty { candidates.permute(source: source) }
+        if !briefs.isEmpty {
+            briefs.permute(source: source)
+            for slot in keys.indices { briefs[slot].position = positions[slot] }
         }
     }
 
@@ -443,7 +446,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
                 }
                 card.grade(by: grades)
                 matchScore = card.matchScore
-                cards.append(card)
+                cards.append(consume card)  // moved in: a copy retained each of its strings and arrays
             }
             if detail == .explained { placed.append((row, rowRaw)) }
             served.append(ServedCard(position: position, row: row, cardID: catalog.ids[row], band: band, isProbe: isProbe,
