@@ -84,7 +84,7 @@ extension SchoolMatcher {
     private func explanation(_ kind: ExplanationPlan.Kind, row: Int, student: MatchStudent, weights: PreferenceWeights) -> String? {
         let profile = student.profile
         let plan = explanationPlan
-        let school = plan.sentences
+        let school = plan.sentences.rows
         switch kind {
         case .majorFit:
             // The student's majors that the school offers, in the student's order; the first
@@ -101,7 +101,7 @@ extension SchoolMatcher {
         case .budget:
             guard let budget = profile.annualBudget,
                   let cost = schools.estimatedCost(row: row, homeState: profile.homeState) else { return nil }
-            let sentences = schools.states[row] == profile.homeState ? school.budgetInState[row] : school.budgetOutOfState[row]
+            let sentences = schools.states[row] == profile.homeState ? school[row].budgetInState : school[row].budgetOutOfState
             return cost <= budget ? sentences.within : sentences.close
         case .distance:
             guard row < student.distances.count else { return nil }
@@ -112,25 +112,25 @@ extension SchoolMatcher {
             guard let sat = profile.sat, let s = number(plan.satAverage, row) else { return nil }
             return SentenceText.compose("Strong academic fit (average SAT ", whole: s, ", yours ", whole: sat, ")")
         case .selectivity:
-            return school.selectivity[row]
+            return school[row].selectivity
         case .academics:
-            return school.academics[row]
+            return school[row].academics
         case .size:
-            guard let band = school.sizeBand[row] else { return nil }
-            return band == profile.sizePreference ? school.sizePerfect[row] : school.sizeOther[row]
+            guard let band = school[row].sizeBand else { return nil }
+            return band == profile.sizePreference ? school[row].sizePerfect : school[row].sizeOther
         case .outcomes:
-            return school.outcomes[row]
+            return school[row].outcomes
         case .earnings:
-            return school.earnings[row]
+            return school[row].earnings
         case .cost:
-            return school.netPrice[row]
+            return school[row].netPrice
         case .control:
-            return school.control[row]
+            return school[row].control
         case .setting:
-            let sentence = school.setting[row]
+            let sentence = school[row].setting
             return sentence.isEmpty ? nil : sentence
         case .region:
-            return school.region[row]
+            return school[row].region
         case .programs:
             // The family whose share contributes most (ties to the first column, as `max(by:)`).
             let features = schools.catalog.featureRows
@@ -150,31 +150,43 @@ extension SchoolMatcher {
 /// student lives in its state), written once per catalog with the same formatting a card used
 /// to run for every explanation: a deck explains about thirty reasons, and building each
 /// sentence anew was a sixth of a deck's instructions.
+///
+/// Kept by school, each school's sentences side by side and written school by school: a card
+/// reads several of one school's, and the cards come from anywhere in the catalog. With one
+/// array per kind, each read was a cache miss on the array and another on the string, in
+/// places far apart (`perf`: the loads and retains of these strings were a tenth of a deck's
+/// time).
 struct SchoolSentences: Sendable {
-    /// "Selective: admits 5%", nil without an admission rate.
-    let selectivity: [String?]
-    /// "Academically strong (average SAT 1500)".
-    let academics: [String?]
-    /// The school's size band, and its sentence when the student prefers that size or not.
-    let sizeBand: [StudentProfile.SizePreference?]
-    let sizePerfect: [String?]
-    let sizeOther: [String?]
-    /// "High graduation rate (97%)".
-    let outcomes: [String?]
-    /// "Strong graduate earnings ($90,000 median)".
-    let earnings: [String?]
-    /// "Low net price ($12,000/yr)".
-    let netPrice: [String?]
-    /// "Public university", "Private nonprofit college", or nil.
-    let control: [String?]
-    /// "City setting (large)", or empty without a locale.
-    let setting: [String]
-    /// "In the New England region".
-    let region: [String]
-    /// "Within your budget ($X/yr)" and "Close to your budget ($X/yr)" at the in-state cost…
-    let budgetInState: [(within: String?, close: String?)]
-    /// …and at the out-of-state cost.
-    let budgetOutOfState: [(within: String?, close: String?)]
+    /// One school's sentences.
+    struct Row: Sendable {
+        /// "Selective: admits 5%", nil without an admission rate.
+        var selectivity: String?
+        /// "Academically strong (average SAT 1500)".
+        var academics: String?
+        /// The school's size band, and its sentence when the student prefers that size or not.
+        var sizeBand: StudentProfile.SizePreference?
+        var sizePerfect: String?
+        var sizeOther: String?
+        /// "High graduation rate (97%)".
+        var outcomes: String?
+        /// "Strong graduate earnings ($90,000 median)".
+        var earnings: String?
+        /// "Low net price ($12,000/yr)".
+        var netPrice: String?
+        /// "Public university", "Private nonprofit college", or nil.
+        var control: String?
+        /// "City setting (large)", or empty without a locale.
+        var setting: String
+        /// "In the New England region".
+        var region: String
+        /// "Within your budget ($X/yr)" and "Close to your budget ($X/yr)" at the in-state cost…
+        var budgetInState: (within: String?, close: String?)
+        /// …and at the out-of-state cost.
+        var budgetOutOfState: (within: String?, close: String?)
+    }
+
+    /// One per school, in catalog order.
+    let rows: [Row]
 }
 
 /// Writes sentences that mix literal text with whole numbers into one string reserved at its
@@ -311,41 +323,46 @@ extension SchoolSentences {
         func texts(_ name: String) -> [String] {
             catalog.textAttribute(named: name).map { Array(catalog.textValues[$0]) } ?? [String](repeating: "", count: n)
         }
-        selectivity = numbers("admission_rate").map { $0.map { "Selective: admits \(SchoolFormat.percent($0))" } }
-        academics = numbers("sat_avg").map { $0.map { "Academically strong (average SAT \(SentenceText.wholeText($0)))" } }
-        let enrollment = numbers("undergrad_enrollment")
-        sizeBand = enrollment.map { $0.map { $0 < 5000 ? .small : $0 < 15000 ? .medium : .large } }
-        sizePerfect = enrollment.map { $0.map { "Perfect size match (\(SchoolFormat.grouped($0)) undergrads)" } }
-        sizeOther = enrollment.map { value in
-            value.map { n in
-                let count = SchoolFormat.grouped(n)
-                if n < 5000 { return "Small school (\(count) undergrads)" }
-                return n < 15000 ? "Mid-sized school (\(count) undergrads)" : "Large school (\(count) undergrads)"
-            }
-        }
-        outcomes = numbers("completion_rate").map { $0.map { "High graduation rate (\(SchoolFormat.percent($0)))" } }
-        earnings = numbers("median_earnings").map { $0.map { "Strong graduate earnings (\(SchoolFormat.dollars($0)) median)" } }
-        netPrice = numbers("net_price").map { $0.map { "Low net price (\(SchoolFormat.dollars($0))/yr)" } }
-        control = texts("control").map { value in
-            switch value {
-            case "public": "Public university"
-            case "private_nonprofit": "Private nonprofit college"
-            default: nil
-            }
-        }
-        setting = texts("locale").map { locale in
-            guard !locale.isEmpty else { return "" }
-            let parts = locale.split(separator: "_")
-            return "\(parts[0].capitalized) setting (\(parts.dropFirst().joined(separator: " ")))"
-        }
-        region = texts("region").map { "In the \($0.split(separator: "_").map(\.capitalized).joined(separator: " ")) region" }
         func budget(_ cost: Double?) -> (within: String?, close: String?) {
             guard let cost else { return (nil, nil) }
             let dollars = SchoolFormat.dollars(cost)
             return ("Within your budget (\(dollars)/yr)", "Close to your budget (\(dollars)/yr)")
         }
-        budgetInState = (0..<n).map { budget(schools.estimatedCost(row: $0, homeState: schools.states[$0])) }
-        // No home state matches a school's state when the state is unknown.
-        budgetOutOfState = (0..<n).map { budget(schools.estimatedCost(row: $0, homeState: schools.states[$0] + "\u{0}")) }
+        let (admission, sat, enrollment) = (numbers("admission_rate"), numbers("sat_avg"), numbers("undergrad_enrollment"))
+        let (completion, earnings, netPrice) = (numbers("completion_rate"), numbers("median_earnings"), numbers("net_price"))
+        let (control, locale, region) = (texts("control"), texts("locale"), texts("region"))
+        // School by school, so each school's strings are allocated next to each other.
+        rows = (0..<n).map { row in
+            let size = enrollment[row]
+            return Row(
+                selectivity: admission[row].map { "Selective: admits \(SchoolFormat.percent($0))" },
+                academics: sat[row].map { "Academically strong (average SAT \(SentenceText.wholeText($0)))" },
+                sizeBand: size.map { $0 < 5000 ? .small : $0 < 15000 ? .medium : .large },
+                sizePerfect: size.map { "Perfect size match (\(SchoolFormat.grouped($0)) undergrads)" },
+                sizeOther: size.map { n in
+                    let count = SchoolFormat.grouped(n)
+                    if n < 5000 { return "Small school (\(count) undergrads)" }
+                    return n < 15000 ? "Mid-sized school (\(count) undergrads)" : "Large school (\(count) undergrads)"
+                },
+                outcomes: completion[row].map { "High graduation rate (\(SchoolFormat.percent($0)))" },
+                earnings: earnings[row].map { "Strong graduate earnings (\(SchoolFormat.dollars($0)) median)" },
+                netPrice: netPrice[row].map { "Low net price (\(SchoolFormat.dollars($0))/yr)" },
+                control: {
+                    switch control[row] {
+                    case "public": "Public university"
+                    case "private_nonprofit": "Private nonprofit college"
+                    default: nil
+                    }
+                }(),
+                setting: {
+                    guard !locale[row].isEmpty else { return "" }
+                    let parts = locale[row].split(separator: "_")
+                    return "\(parts[0].capitalized) setting (\(parts.dropFirst().joined(separator: " ")))"
+                }(),
+                region: "In the \(region[row].split(separator: "_").map(\.capitalized).joined(separator: " ")) region",
+                budgetInState: budget(schools.estimatedCost(row: row, homeState: schools.states[row])),
+                // No home state matches a school's state when the state is unknown.
+                budgetOutOfState: budget(schools.estimatedCost(row: row, homeState: schools.states[row] + "\u{0}")))
+        }
     }
 }
