@@ -175,11 +175,17 @@ public struct GroupedTopKSelector: Sendable {
         let histogram = UnsafeMutableBufferPointer<Int32>.allocate(capacity: groupCount * span + 1)
         defer { histogram.deallocate() }
         histogram.initialize(repeating: 0)
+        // Each row's slot is its group's base plus its bin, the base read by the group's byte; a
+        // row left out (bin Int16.max) has a base that lands on the one slot past every group's.
+        // A table rather than a test: the compiler made the test a branch.
         let ignored = groupCount * span
+        var base = [Int](repeating: ignored &- Int(Int16.max), count: 256)
+        for g in 0..<groupCount { base[g] = g &* span }
         groups.withUnsafeBufferPointer { groups in
-            for row in 0..<n {
-                let bin = Int(binOfRow[row])
-                histogram[bin == Int(Int16.max) ? ignored : Int(groups[row]) &* span &+ bin] &+= 1
+            base.withUnsafeBufferPointer { base in
+                for row in 0..<n {
+                    histogram[base[Int(UInt8(bitPattern: groups[row]))] &+ Int(binOfRow[row])] &+= 1
+                }
             }
         }
         let tallies = (0..<groupCount).map { g in
@@ -213,7 +219,10 @@ public struct GroupedTopKSelector: Sendable {
                 var count = 0
                 for row in 0..<n {
                     keptRows[count] = UInt32(truncatingIfNeeded: row)
-                    count &+= binOfRow[row] <= lastBin[Int(UInt8(bitPattern: groups[row]))] ? 1 : 0
+                    // 1 when the bin is at or above the group's last (last − bin ≥ 0), from the
+                    // difference's sign: the comparison compiled to a branch, which a tenth of the
+                    // rows, scattered, took (`perf`: a sixth of this function's time).
+                    count &+= 1 &+ ((Int(lastBin[Int(UInt8(bitPattern: groups[row]))]) &- Int(binOfRow[row])) &>> 63)
                 }
             }
         }
