@@ -11,25 +11,40 @@ extension Array {
     /// - Complexity: O(source.count).
     package mutating func permute(from offset: Int = 0, source: [Int]) {
         precondition(offset >= 0 && offset + source.count <= count, "permute: \(source.count) places from \(offset) in \(count)")
-        var placed = [Bool](repeating: false, count: source.count)
+        // Which places are done, as bits: a deck's ten need no allocation.
+        var placed = PlaceSet(count: source.count)
         for k in source {
-            precondition(k >= 0 && k < source.count && !placed[k], "permute: the sources are not a permutation")
-            placed[k] = true
+            precondition(k >= 0 && k < source.count && !placed.contains(k), "permute: the sources are not a permutation")
+            placed.insert(k)
         }
-        for k in placed.indices { placed[k] = false }  // the same buffer for the cycles
+        placed = PlaceSet(count: source.count)
         withUnsafeMutableBufferPointer { buffer in
             let elements = UnsafeMutableBufferPointer(rebasing: buffer[offset..<(offset + source.count)])
-            for start in source.indices where !placed[start] {
+            for start in source.indices where !placed.contains(start) {
                 // Along the cycle start → source[start] → …: each swap puts the awaited element
                 // in place k and carries the start's element on, to the cycle's last place.
                 var k = start
                 while source[k] != start {
                     elements.swapAt(k, source[k])
-                    placed[k] = true
+                    placed.insert(k)
                     k = source[k]
                 }
-                placed[k] = true
+                placed.insert(k)
             }
         }
+    }
+}
+
+/// A set of places `0..<count`: one word of bits up to 64 places, an array beyond.
+private struct PlaceSet {
+    private var bits: UInt64 = 0
+    private var more: [Bool]
+
+    init(count: Int) { more = count > 64 ? [Bool](repeating: false, count: count) : [] }
+
+    func contains(_ k: Int) -> Bool { more.isEmpty ? bits & (1 << UInt64(k)) != 0 : more[k] }
+
+    mutating func insert(_ k: Int) {
+        if more.isEmpty { bits |= 1 << UInt64(k) } else { more[k] = true }
     }
 }

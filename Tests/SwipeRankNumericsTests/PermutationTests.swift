@@ -14,7 +14,7 @@ struct PermutationTests {
     @Test("equals the gather of its sources, each element held once, the rest as it was", arguments: 0..<60)
     func againstGather(seed: UInt64) {
         var rng = SplitMix64(seed: 7_700 + seed)
-        let count = Int.random(in: 0...40, using: &rng)
+        let count = Int.random(in: 0...(seed % 4 == 3 ? 150 : 40), using: &rng)  // past one word of places in a quarter
         let offset = Int.random(in: 0...5, using: &rng)
         let tail = Int.random(in: 0...5, using: &rng)
         // Fixed points in half the seeds (a deck keeps its probes and the cards already in place).
