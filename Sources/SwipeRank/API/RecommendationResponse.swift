@@ -141,8 +141,8 @@ public struct ItemSummary: Sendable, Hashable, Codable {
     /// The three fields in one immutable object, so a copy of the summary (every card holds
     /// one, copied from the catalog's) retains one reference instead of two strings and a
     /// dictionary. A deck's cards come from anywhere in the catalog, so each of those objects
-    /// was a cache miss of its own, a few percent of a deck's time; the server writes the item
-    /// from bytes encoded once per catalog and never reads them. A set replaces the object.
+    /// was a cache miss of its own, a few percent of a deck's time (the server writes a full
+    /// card's item from bytes encoded once per catalog). A set replaces the object.
     private final class Fields: Sendable {
         let id: String
         let name: String
