@@ -160,29 +160,29 @@ struct SchoolSentences: Sendable {
     /// One school's sentences.
     struct Row: Sendable {
         /// "Selective: admits 5%", nil without an admission rate.
-        var selectivity: String?
+        let selectivity: String?
         /// "Academically strong (average SAT 1500)".
-        var academics: String?
+        let academics: String?
         /// The school's size band, and its sentence when the student prefers that size or not.
-        var sizeBand: StudentProfile.SizePreference?
-        var sizePerfect: String?
-        var sizeOther: String?
+        let sizeBand: StudentProfile.SizePreference?
+        let sizePerfect: String?
+        let sizeOther: String?
         /// "High graduation rate (97%)".
-        var outcomes: String?
+        let outcomes: String?
         /// "Strong graduate earnings ($90,000 median)".
-        var earnings: String?
+        let earnings: String?
         /// "Low net price ($12,000/yr)".
-        var netPrice: String?
+        let netPrice: String?
         /// "Public university", "Private nonprofit college", or nil.
-        var control: String?
+        let control: String?
         /// "City setting (large)", or empty without a locale.
-        var setting: String
+        let setting: String
         /// "In the New England region".
-        var region: String
+        let region: String
         /// "Within your budget ($X/yr)" and "Close to your budget ($X/yr)" at the in-state cost…
-        var budgetInState: (within: String?, close: String?)
+        let budgetInState: (within: String?, close: String?)
         /// …and at the out-of-state cost.
-        var budgetOutOfState: (within: String?, close: String?)
+        let budgetOutOfState: (within: String?, close: String?)
     }
 
     /// One per school, in catalog order.

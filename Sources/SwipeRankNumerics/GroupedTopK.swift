@@ -178,11 +178,12 @@ public struct GroupedTopKSelector: Sendable {
         // Each row's slot is its group's base plus its bin, the base read by the group's byte; a
         // row left out (bin Int16.max) has a base that lands on the one slot past every group's.
         // A table rather than a test: the compiler made the test a branch.
+        // On the stack: a heap table here was one more allocation per deck.
         let ignored = groupCount * span
-        var base = [Int](repeating: ignored &- Int(Int16.max), count: 256)
-        for g in 0..<groupCount { base[g] = g &* span }
-        groups.withUnsafeBufferPointer { groups in
-            base.withUnsafeBufferPointer { base in
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: 256) { base in
+            base.initialize(repeating: ignored &- Int(Int16.max))
+            for g in 0..<groupCount { base[g] = g &* span }
+            groups.withUnsafeBufferPointer { groups in
                 for row in 0..<n {
                     histogram[base[Int(UInt8(bitPattern: groups[row]))] &+ Int(binOfRow[row])] &+= 1
                 }
