@@ -50,6 +50,13 @@ public struct MatchStudent: MatchedStudent {
     let majorSentences: [(strong: String, offers: String)]
     /// Per major, its CIP codes as `MajorsIndex` code numbers (codes no school offers left out).
     let majorNumbers: [[Int32]]
+    /// Per school, which of the majors it offers and in which it is strong, as bits: what a
+    /// card's major reason and matched majors read (`offers`/`isStrong` are the reference).
+    let majorMatches: MajorMatches
+
+    /// The bytes its per-school arrays hold (terms, distances and the major bits), for the
+    /// engine's student cache budget.
+    public var byteCount: Int { terms.byteCount + distances.byteCount + majorMatches.byteCount + 256 }
 
     /// The preferred maximum distance when the student has a home.
     public var preferredDistanceMiles: Double? { profile.home == nil ? nil : profile.maxDistanceMiles }
@@ -99,6 +106,7 @@ public struct MatchStudent: MatchedStudent {
                 values[2, i] = 2 * expf(-0.5 * z * z) - 1
             }
         }
+        var matches = MajorMatches(majors: majors.count, schoolCount: n)
         if !majors.isEmpty {
             var offered = [Int](repeating: 0, count: n)
             var stamp = [Int](repeating: -1, count: n)
@@ -107,6 +115,7 @@ public struct MatchStudent: MatchedStudent {
                     for offering in schools.majors.offerings[code] ?? [] where stamp[offering.row] != m {
                         stamp[offering.row] = m
                         offered[offering.row] += 1
+                        matches.setOffered(major: m, row: offering.row)
                     }
                 }
             }
@@ -118,6 +127,16 @@ public struct MatchStudent: MatchedStudent {
         }
         terms = RelativeTerms(names: names, values: values)
         self.distances = StudentDistances(distances)
+        // As `isStrong(major:row:schools:)`; a strong program is one the school offers, so
+        // only the offered majors are asked.
+        let numbers = majorNumbers
+        for row in 0..<n where matches.offersAny(row: row) {
+            let strong = schools.majors.strongProgramNumbers[row]
+            for m in majors.indices where matches.offers(major: m, row: row) && numbers[m].contains(where: { MajorsIndex.contains(strong, $0) }) {
+                matches.setStrong(major: m, row: row)
+            }
+        }
+        majorMatches = matches
     }
 
     /// The student's majors that school `row` offers, by label, in the student's order.
@@ -127,12 +146,14 @@ public struct MatchStudent: MatchedStudent {
     ///   - schools: The catalog.
     /// - Returns: Labels of offered majors.
     public func matchedMajors(row: Int, schools: SchoolCatalog) -> [String] {
+        guard !majors.isEmpty, majorMatches.offersAny(row: row) else { return [] }
         var labels: [String] = []
-        for m in majors.indices where offers(major: m, row: row, schools: schools) { labels.append(majors[m].label) }
+        for m in majors.indices where majorMatches.offers(major: m, row: row) { labels.append(majors[m].label) }
         return labels
     }
 
-    /// Whether school `row` offers the student's major `m` (one of its CIP codes).
+    /// Whether school `row` offers the student's major `m` (one of its CIP codes), from the
+    /// school's own programs: the reference `majorMatches` is written from and tested against.
     func offers(major m: Int, row: Int, schools: SchoolCatalog) -> Bool {
         let offered = schools.majors.programNumbers[row]
         return majorNumbers[m].contains { MajorsIndex.contains(offered, $0) }
@@ -153,4 +174,54 @@ public enum SchoolTermBasis: String, Sendable, Hashable, Codable, CaseIterable {
     /// (closeness that saturates): opt-in, since it changes the model's dimension and so every
     /// stored session's layout.
     case expanded
+}
+
+/// Which of a student's majors each school offers, and in which it has a strong program: one
+/// bit per major and school, the offered bytes of a school beside its strong ones.
+///
+/// Why: a card's major reason and its matched majors asked, for each of the student's majors,
+/// whether the school offers it, by a binary search in the school's own lists of programs,
+/// separate arrays per school: two or three cache misses a card (`perf`: a third of the school
+/// explanation's own time). Written once per resolved student from its majors' postings, so a
+/// card reads one or two adjacent bytes (2 bytes a school for up to 8 majors).
+struct MajorMatches: Sendable {
+    /// Bytes of one mask of one school: ⌈majors / 8⌉.
+    private let width: Int
+    /// Per school, `width` bytes of offered majors, then `width` of strong ones.
+    private var bits: [UInt8]
+
+    /// No major offered anywhere.
+    ///
+    /// - Parameters:
+    ///   - majors: The student's majors (none: no bytes at all).
+    ///   - schoolCount: Schools in the catalog.
+    init(majors: Int, schoolCount: Int) {
+        width = (majors + 7) / 8
+        bits = [UInt8](repeating: 0, count: 2 * width * schoolCount)
+    }
+
+    /// The bytes held.
+    var byteCount: Int { bits.count }
+
+    /// Marks major `m` offered by school `row`.
+    mutating func setOffered(major m: Int, row: Int) { bits[2 * width * row + m / 8] |= 1 << UInt8(m % 8) }
+
+    /// Marks school `row` strong in major `m`.
+    mutating func setStrong(major m: Int, row: Int) { bits[2 * width * row + width + m / 8] |= 1 << UInt8(m % 8) }
+
+    /// Whether school `row` offers major `m`.
+    @inline(__always)
+    func offers(major m: Int, row: Int) -> Bool { bits[2 * width * row + m / 8] & (1 << UInt8(m % 8)) != 0 }
+
+    /// Whether school `row` has a strong program in major `m` (it then offers it).
+    @inline(__always)
+    func isStrong(major m: Int, row: Int) -> Bool { bits[2 * width * row + width + m / 8] & (1 << UInt8(m % 8)) != 0 }
+
+    /// Whether school `row` offers any of the majors.
+    func offersAny(row: Int) -> Bool {
+        guard width > 0 else { return false }
+        let start = 2 * width * row
+        for b in start..<(start + width) where bits[b] != 0 { return true }
+        return false
+    }
 }

@@ -90,8 +90,9 @@ extension SchoolMatcher {
             // The student's majors that the school offers, in the student's order; the first
             // strong one is named, else the first offered.
             var first = -1, offered = 0
-            for m in student.majors.indices where student.offers(major: m, row: row, schools: schools) {
-                if student.isStrong(major: m, row: row, schools: schools) { return student.majorSentences[m].strong }
+            let matches = student.majorMatches
+            for m in student.majors.indices where matches.offers(major: m, row: row) {
+                if matches.isStrong(major: m, row: row) { return student.majorSentences[m].strong }
                 if first < 0 { first = m }
                 offered += 1
             }

@@ -17,7 +17,7 @@ extension SchoolMatcher {
         let cost = schools.estimatedCost(row: row, homeState: profile.homeState)
         let distance = row < student.distances.count ? Double(student.distances[row]) : nil
         let enrollment = number("undergrad_enrollment"), admission = number("admission_rate")
-        let matched = !student.matchedMajors(row: row, schools: schools).isEmpty
+        let matched = !student.majors.isEmpty && student.majorMatches.offersAny(row: row)
         var options: [FeedbackOption] = []
         switch action {
         case .dislike:

@@ -68,8 +68,8 @@ public struct GroupedTopKSelector: Sendable {
         // first: not zeroed.
         let chunk = 4_096, regions = groupCount + 1
         let capacity = min(n, k + chunk)
-        var sizes = [Int](repeating: 0, count: regions)
-        var tallies = [Int](repeating: 0, count: groupCount)  // rows added to each group's region
+        var sizes = [Int](filling: 0, count: regions)
+        var tallies = [Int](filling: 0, count: groupCount)  // rows added to each group's region
         var lists: [[Int]] = []
         lists.reserveCapacity(groupCount)
         let buffer = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: max(1, (regions + 1) * capacity))
@@ -195,8 +195,8 @@ public struct GroupedTopKSelector: Sendable {
         // Per group, the last bin (from the best) needed to reach k rows, or every bin, and the
         // rows kept; by the group's byte, so a row left out (a negative group) reads −1 and is
         // never kept (nor is a NaN score, in bin binCount).
-        var lastBin = [Int16](repeating: -1, count: 256)
-        var offsets = [Int](repeating: 0, count: groupCount + 1)
+        var lastBin = [Int16](filling: -1, count: 256)
+        var offsets = [Int](filling: 0, count: groupCount + 1)
         for g in 0..<groupCount {
             var kept = 0
             lastBin[g] = Int16(truncatingIfNeeded: top)

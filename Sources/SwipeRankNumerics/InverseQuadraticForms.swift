@@ -63,7 +63,7 @@ public struct InverseQuadraticForms: Sendable {
         let vector = NumericsKernel.resolve(kernel) == .vector
         precondition(count >= 0 && flat.count == count * dimension,
                      "Cholesky: \(flat.count) values are not \(count) vectors of \(dimension)")
-        var out = [Double](repeating: 0, count: count)
+        var out = [Double](filling: 0, count: count)
         let n = dimension
         flat.withUnsafeBufferPointer { x in
             out.withUnsafeMutableBufferPointer { out in

@@ -9,6 +9,9 @@ extension Array {
     ///   - offset: Where the rearranged range starts.
     ///   - source: A permutation of `0..<source.count`, the range inside the array.
     /// - Complexity: O(source.count).
+    // Inlinable so a deck's call is specialized for its card types: unspecialized, every swap
+    // went through the element's value witnesses and each array access looked its metadata up.
+    @inlinable
     package mutating func permute(from offset: Int = 0, source: [Int]) {
         precondition(offset >= 0 && offset + source.count <= count, "permute: \(source.count) places from \(offset) in \(count)")
         // Which places are done, as bits: a deck's ten need no allocation.
@@ -36,14 +39,18 @@ extension Array {
 }
 
 /// A set of places `0..<count`: one word of bits up to 64 places, an array beyond.
-private struct PlaceSet {
-    private var bits: UInt64 = 0
-    private var more: [Bool]
+@usableFromInline
+struct PlaceSet {
+    @usableFromInline var bits: UInt64 = 0
+    @usableFromInline var more: [Bool]
 
-    init(count: Int) { more = count > 64 ? [Bool](repeating: false, count: count) : [] }
+    @inlinable
+    init(count: Int) { more = count > 64 ? [Bool](filling: false, count: count) : [] }
 
+    @inlinable
     func contains(_ k: Int) -> Bool { more.isEmpty ? bits & (1 << UInt64(k)) != 0 : more[k] }
 
+    @inlinable
     mutating func insert(_ k: Int) {
         if more.isEmpty { bits |= 1 << UInt64(k) } else { more[k] = true }
     }

@@ -89,7 +89,7 @@ package func valuesAtDescendingRanksByPartitions(_ ranks: [Int], of values: [Dou
     let m = values.count
     var copy = values
     var spare = values
-    var result = [Double](repeating: 0, count: ranks.count)
+    var result = [Double](filling: 0, count: ranks.count)
     copy.withUnsafeMutableBufferPointer { a in
         spare.withUnsafeMutableBufferPointer { b in
             var end = m
@@ -138,7 +138,7 @@ package func valuesAtDescendingRanksByBins(_ ranks: [Int], of values: [Double], 
     let wanted = (scratch.baseAddress! + m * (2 * MemoryLayout<Double>.stride + MemoryLayout<Int32>.stride)
                   + (binCount + 1) * MemoryLayout<Int32>.stride).bindMemory(to: UInt8.self, capacity: binCount)
     wanted.initialize(repeating: 0, count: binCount)
-    var result = [Double](repeating: 0, count: ranks.count)
+    var result = [Double](filling: 0, count: ranks.count)
     let vector = NumericsKernel.resolve(kernel) == .vector
     values.withUnsafeBufferPointer { values in
         if vector {
@@ -274,7 +274,7 @@ func branchFreeSelectDescending<T: Comparable>(_ k: Int, in a: UnsafeMutableBuff
 /// leaves the larger values before its rank, so each narrower one is selected among those alone.
 package func quickselectDescending(_ ranks: [Int], of values: [Double]) -> [Double] {
     var copy = values
-    var result = [Double](repeating: 0, count: ranks.count)
+    var result = [Double](filling: 0, count: ranks.count)
     var end = copy.count
     for (i, rank) in ranks.enumerated().reversed() {
         selectNth(rank, in: &copy, within: 0..<end, by: >)

@@ -37,6 +37,30 @@ struct ExplanationReferenceTests {
         #expect(explained > Self.schools.catalog.count, "seed \(seed): most schools get reasons")
     }
 
+    @Test("the major bits equal the schools' program lists, from no major to the most allowed", arguments: 0..<5)
+    func majorBits(seed: UInt64) throws {
+        var rng = SplitMix64(seed: 4_300 + seed)
+        let codes = Self.schools.majors.titles.keys.sorted()
+        // 0, 1, 8, 9 and 20 majors: one byte a mask, then two (a 9th major), then three.
+        let count = [0, 1, 8, 9, StudentProfile.maxIntendedMajors][Int(seed)]
+        let majors = Array(codes.shuffled(using: &rng).prefix(count))
+        let student = try SchoolMatcher(schools: Self.schools).student(StudentProfile(intendedMajors: majors))
+        #expect(student.majors.count == count)
+        var offered = 0, strong = 0
+        for row in 0..<Self.schools.catalog.count {
+            for m in student.majors.indices {
+                let offers = student.offers(major: m, row: row, schools: Self.schools)
+                #expect(student.majorMatches.offers(major: m, row: row) == offers, "seed \(seed) row \(row) major \(m)")
+                #expect(student.majorMatches.isStrong(major: m, row: row) == student.isStrong(major: m, row: row, schools: Self.schools),
+                        "seed \(seed) row \(row) major \(m)")
+                offered += offers ? 1 : 0
+                strong += student.majorMatches.isStrong(major: m, row: row) ? 1 : 0
+            }
+            #expect(student.majorMatches.offersAny(row: row) == student.majors.indices.contains { student.offers(major: $0, row: row, schools: Self.schools) })
+        }
+        if count >= 8 { #expect(offered > 0 && strong > 0, "seed \(seed): some school offers, and is strong in, one of \(count) majors") }
+    }
+
     static func randomProfile(_ rng: inout SplitMix64) -> StudentProfile {
         let catalog = schools.catalog
         let row = Int.random(in: 0..<catalog.count, using: &rng)

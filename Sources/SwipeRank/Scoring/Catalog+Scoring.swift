@@ -107,7 +107,7 @@ extension Catalog {
     /// - Returns: `groups.count + (terms?.names.count ?? 0)` values.
     /// - Complexity: O(d + k).
     public func groupContributions(row: Int, weights: PreferenceWeights, terms: RelativeTerms?) -> [Float] {
-        var result = [Float](repeating: 0, count: groups.count + (terms?.names.count ?? 0))
+        var result = [Float](filling: 0, count: groups.count + (terms?.names.count ?? 0))
         // The row read where it is stored, in one pass: every card's explanations start here,
         // and the checked two-index subscript per column cost more than the sums (the same
         // products, summed in the same order).

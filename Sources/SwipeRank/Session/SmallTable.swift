@@ -1,3 +1,5 @@
+import SwipeRankNumerics
+
 /// A map from `Int` keys to values for the few dozen keys a deck touches (the rows its probes
 /// look at, the digests of its explanation sentences): open addressing on a multiplicative mix
 /// of the key, at most half full, doubling when it would be more — where a `Dictionary` hashed
@@ -12,8 +14,8 @@ struct SmallTable<Value> {
     init(capacity: Int = 32) {
         var size = 16
         while size < 2 * capacity { size *= 2 }
-        keys = [Int](repeating: 0, count: size)
-        values = [Value?](repeating: nil, count: size)
+        keys = [Int](filling: 0, count: size)
+        values = [Value?](filling: nil, count: size)
     }
 
     /// The slot of `key`: where it is, or the empty slot where it would go.
@@ -45,8 +47,8 @@ struct SmallTable<Value> {
     /// Twice the slots, every entry placed again.
     private mutating func grow() {
         let (oldKeys, oldValues) = (keys, values)
-        keys = [Int](repeating: 0, count: 2 * oldKeys.count)
-        values = [Value?](repeating: nil, count: 2 * oldKeys.count)
+        keys = [Int](filling: 0, count: 2 * oldKeys.count)
+        values = [Value?](filling: nil, count: 2 * oldKeys.count)
         for (key, value) in zip(oldKeys, oldValues) where value != nil {
             let i = slot(key)
             keys[i] = key

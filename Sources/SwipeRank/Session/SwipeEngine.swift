@@ -588,7 +588,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         // this path each read computes its value.
         let gradeUnits = candidateIndex.map { index in
             let terms = student.terms, k = terms.names.count, rows = index.gradeSampleRows
-            var units = [Int16](repeating: 0, count: rows.count * k)
+            var units = [Int16](filling: 0, count: rows.count * k)
             for (i, row) in rows.enumerated() { for t in 0..<k { units[i * k + t] = terms.units(term: t, item: Int(row)) } }
             return units
         }
@@ -663,7 +663,7 @@ public struct SwipeEngine<M: Matcher>: Sendable {
         let catalog = matcher.catalog
         precondition(row >= 0 && row < catalog.count, "combinedVector: row \(row) is not in the catalog")
         let terms = student.terms  // once: a generic getter, unspecialized outside this module
-        var z = [Double](repeating: 0, count: catalog.dimension + terms.names.count)
+        var z = [Double](filling: 0, count: catalog.dimension + terms.names.count)
         let features = catalog.featureRows
         for j in 0..<catalog.dimension { z[j] = Double(features[row, j]) }
         for k in 0..<terms.names.count { z[catalog.dimension + k] = Double(terms[term: k, item: row]) }

@@ -40,7 +40,7 @@ struct CollaborativeReasons {
     /// - Returns: One per card, in order.
     /// - Complexity: O(placed × (f² + likes × f)).
     func reasons<M: Matcher>(for cards: [(row: Int, raw: Float)], session: SwipeSession<M>) -> [String?] {
-        var result = [String?](repeating: nil, count: cards.count)
+        var result = [String?](filling: nil, count: cards.count)
         guard let factors = session.engine.factors, let collaborative = session.collaborative else { return result }
         // Only where the collaborative term decides the card's place (see the type's comment).
         let placed = cards.indices.filter { i in

@@ -382,7 +382,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
             : BatchPools(session: self, student: student, bands: scores.bands, raw: ranking, count: wanted)
         // Mapped, not converted: `[GeoBand]` as `[GeoBand?]` went through the runtime's array cast.
         let plan: [GeoBand?] = isBanded ? engine.mixer.plan(count: wanted, served: bandServed).map { Optional($0) }
-            : [GeoBand?](repeating: nil, count: wanted)
+            : [GeoBand?](filling: nil, count: wanted)
         var cards: [Recommendation] = [], briefs: [BriefCard] = []
         if detail == .brief { briefs.reserveCapacity(wanted) } else { cards.reserveCapacity(wanted) }
         // Each card's candidate reasons, written with it, for the explanation variety.
@@ -495,7 +495,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         switch engine.configuration.probeCandidates {
         case .boundary:
             let rows = batch.unseen(pool: p)
-            var closeness = [Float](repeating: 0, count: rows.count)
+            var closeness = [Float](filling: 0, count: rows.count)
             let boundary = Float(engine.matcher.calibration.offset)
             // The boundary of the match score, so without the exposure effects.
             for (i, row) in rows.enumerated() { closeness[i] = -abs(engine.matchRaw(raw[row], row: row) - boundary) }
@@ -788,7 +788,7 @@ struct BatchPools<M: Matcher> {
             let expansion = session.engine.configuration.expansion
             poolOfRow = GeoBand.bandIndices(distances: student.distances.allValues, preferred: preferred, expansion: expansion)
         } else {
-            poolOfRow = [Int8](repeating: 0, count: raw.count)
+            poolOfRow = [Int8](filling: 0, count: raw.count)
         }
         for row in session.servedIndexByRow.keys { poolOfRow[row] = -1 }
         for row in session.judgedRows { poolOfRow[row] = -1 }
@@ -821,7 +821,7 @@ struct BatchPools<M: Matcher> {
         var remaining: [Int] = []
         selector.select(k: keep, from: poolScores, groups: poolOfRow, groupCount: pools, into: &best, counts: &remaining)
         self.best = best
-        self.cursor = [Int](repeating: 0, count: pools)
+        self.cursor = [Int](filling: 0, count: pools)
         self.remaining = remaining
         self.poolOfRow = poolOfRow
     }

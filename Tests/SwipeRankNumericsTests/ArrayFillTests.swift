@@ -1,0 +1,33 @@
+import Testing
+import SwipeRankNumerics
+
+/// `Array(filling:count:)`, which the deck's small arrays are made with: the same array as
+/// `Array(repeating:count:)` for values, optionals and references, with room for its elements.
+@Suite("Array filled by reserve and append")
+struct ArrayFillTests {
+    final class Box {}
+
+    @Test("equals Array(repeating:count:)", arguments: 0..<40)
+    func equalsRepeating(seed: UInt64) {
+        var rng = SplitMix64(seed: 9_100 + seed)
+        let count = seed < 3 ? Int(seed) : Int.random(in: 0...(seed % 5 == 0 ? 5_000 : 64), using: &rng)
+        let float = Float.random(in: -3...3, using: &rng)
+        #expect([Float](filling: float, count: count) == [Float](repeating: float, count: count), "seed \(seed)")
+        let byte = Int8.random(in: .min ... .max, using: &rng)
+        #expect([Int8](filling: byte, count: count) == [Int8](repeating: byte, count: count), "seed \(seed)")
+        let optional: String? = seed % 2 == 0 ? nil : "reason \(seed)"
+        let strings = [String?](filling: optional, count: count)
+        #expect(strings == [String?](repeating: optional, count: count), "seed \(seed)")
+        #expect(strings.capacity >= count)
+    }
+
+    @Test("a reference is held once per element")
+    func references() {
+        var box = Box()
+        var boxes: [Box]? = [Box](filling: box, count: 7)
+        #expect(boxes?.allSatisfy { $0 === box } == true)
+        #expect(!isKnownUniquelyReferenced(&box))
+        boxes = nil
+        #expect(isKnownUniquelyReferenced(&box))
+    }
+}
