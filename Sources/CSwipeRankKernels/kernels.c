@@ -18,6 +18,12 @@
 
 #pragma clang fp contract(off)
 
+void swiperank_prefetch(const void *p, long bytes) {
+    const char *c = (const char *)p;
+    for (long i = 0; i < bytes; i += 64) __builtin_prefetch(c + i, 0, 3);
+    if (bytes > 0) __builtin_prefetch(c + bytes - 1, 0, 3); // the last line of a range not 64-aligned
+}
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <immintrin.h>

@@ -332,22 +332,36 @@ extension SchoolSentences {
         let (admission, sat, enrollment) = (numbers("admission_rate"), numbers("sat_avg"), numbers("undergrad_enrollment"))
         let (completion, earnings, netPrice) = (numbers("completion_rate"), numbers("median_earnings"), numbers("net_price"))
         let (control, locale, region) = (texts("control"), texts("locale"), texts("region"))
-        // School by school, so each school's strings are allocated next to each other.
+        // One string per distinct sentence, shared by every school that shows it ("In the
+        // Southeast region", "Selective: admits 45%"): a card retains each sentence it shows,
+        // and a sentence many schools share stays in the cache from card to card, where one
+        // string per school was a cache miss on each card.
+        var interned: [String: String] = [:]
+        func shared(_ sentence: String?) -> String? {
+            guard let sentence else { return nil }
+            if let known = interned[sentence] { return known }
+            interned[sentence] = sentence
+            return sentence
+        }
+        func shared(_ budget: (within: String?, close: String?)) -> (within: String?, close: String?) {
+            (shared(budget.within), shared(budget.close))
+        }
+        // School by school, so each school's own strings are allocated next to each other.
         rows = (0..<n).map { row in
             let size = enrollment[row]
             return Row(
-                selectivity: admission[row].map { "Selective: admits \(SchoolFormat.percent($0))" },
-                academics: sat[row].map { "Academically strong (average SAT \(SentenceText.wholeText($0)))" },
+                selectivity: shared(admission[row].map { "Selective: admits \(SchoolFormat.percent($0))" }),
+                academics: shared(sat[row].map { "Academically strong (average SAT \(SentenceText.wholeText($0)))" }),
                 sizeBand: size.map { $0 < 5000 ? .small : $0 < 15000 ? .medium : .large },
-                sizePerfect: size.map { "Perfect size match (\(SchoolFormat.grouped($0)) undergrads)" },
-                sizeOther: size.map { n in
+                sizePerfect: shared(size.map { "Perfect size match (\(SchoolFormat.grouped($0)) undergrads)" }),
+                sizeOther: shared(size.map { n in
                     let count = SchoolFormat.grouped(n)
                     if n < 5000 { return "Small school (\(count) undergrads)" }
                     return n < 15000 ? "Mid-sized school (\(count) undergrads)" : "Large school (\(count) undergrads)"
-                },
-                outcomes: completion[row].map { "High graduation rate (\(SchoolFormat.percent($0)))" },
-                earnings: earnings[row].map { "Strong graduate earnings (\(SchoolFormat.dollars($0)) median)" },
-                netPrice: netPrice[row].map { "Low net price (\(SchoolFormat.dollars($0))/yr)" },
+                }),
+                outcomes: shared(completion[row].map { "High graduation rate (\(SchoolFormat.percent($0)))" }),
+                earnings: shared(earnings[row].map { "Strong graduate earnings (\(SchoolFormat.dollars($0)) median)" }),
+                netPrice: shared(netPrice[row].map { "Low net price (\(SchoolFormat.dollars($0))/yr)" }),
                 control: {
                     switch control[row] {
                     case "public": "Public university"
@@ -355,15 +369,15 @@ extension SchoolSentences {
                     default: nil
                     }
                 }(),
-                setting: {
+                setting: shared({
                     guard !locale[row].isEmpty else { return "" }
                     let parts = locale[row].split(separator: "_")
                     return "\(parts[0].capitalized) setting (\(parts.dropFirst().joined(separator: " ")))"
-                }(),
-                region: "In the \(region[row].split(separator: "_").map(\.capitalized).joined(separator: " ")) region",
-                budgetInState: budget(schools.estimatedCost(row: row, homeState: schools.states[row])),
+                }())!,
+                region: shared("In the \(region[row].split(separator: "_").map(\.capitalized).joined(separator: " ")) region")!,
+                budgetInState: shared(budget(schools.estimatedCost(row: row, homeState: schools.states[row]))),
                 // No home state matches a school's state when the state is unknown.
-                budgetOutOfState: budget(schools.estimatedCost(row: row, homeState: schools.states[row] + "\u{0}")))
+                budgetOutOfState: shared(budget(schools.estimatedCost(row: row, homeState: schools.states[row] + "\u{0}"))))
         }
     }
 }

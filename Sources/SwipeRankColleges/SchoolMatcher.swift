@@ -83,6 +83,23 @@ public struct SchoolMatcher: Matcher {
              explanations: explanations(row: row, student: student, weights: weights))
     }
 
+    /// Starts loading what school `row`'s card reads beyond its feature row and summary: its
+    /// sentences, the student's major bits and distance, and the cost inputs of its budget
+    /// reason.
+    ///
+    /// - Parameters:
+    ///   - row: A school.
+    ///   - student: The student.
+    public func prefetchCard(row: Int, student: MatchStudent) {
+        guard row >= 0 && row < schools.catalog.count else { return }
+        explanationPlan.sentences.rows.prefetch(row)
+        student.majorMatches.prefetch(row: row)
+        student.distances.prefetch(item: row)
+        schools.baseCost.prefetch(row)
+        schools.outOfStateSurcharge.prefetch(row)
+        schools.states.prefetch(row)
+    }
+
     /// The card and its best `ExplanationVariety.candidates` reasons, ranked once: the card
     /// shows the first three (`explanations(row:student:weights:)` is the first three of
     /// `explanations(row:student:weights:limit:)` for any larger limit).

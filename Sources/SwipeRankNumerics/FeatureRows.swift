@@ -83,6 +83,16 @@ public struct FeatureRows: Sendable {
         return try permuted.unsafelyUnwrapped.withUnsafeBufferPointer(body)
     }
 
+    /// Starts loading row `row`'s values into the caches (`prefetch(_:bytes:)`): a deck's likely
+    /// cards, before it builds them.
+    ///
+    /// - Parameter row: A row (others are ignored).
+    package func prefetch(row: Int) {
+        guard row >= 0 && row < rows, columns > 0 else { return }
+        let base = position(of: row) &* columns
+        withUnsafeStoredValues { SwipeRankNumerics.prefetch(UnsafeRawPointer($0.baseAddress! + base), bytes: columns * MemoryLayout<Float>.stride) }
+    }
+
     /// `weights · row`, the zero weights skipped: bit-identical to `LinearBlockIndex.dot` on
     /// the row-major matrix and to the index's scan.
     ///

@@ -31,3 +31,21 @@ struct ArrayFillTests {
         #expect(isKnownUniquelyReferenced(&box))
     }
 }
+
+/// `Array.prefetch(_:count:)`, a hint a deck gives for the cards it will build: any range, in
+/// or out of the array, is accepted and changes nothing.
+@Suite("Prefetch hints")
+struct PrefetchTests {
+    @Test("any range of any array, clamped, changes nothing", arguments: 0..<20)
+    func anyRange(seed: UInt64) {
+        var rng = SplitMix64(seed: 9_300 + seed)
+        let values = (0..<Int.random(in: 0...300, using: &rng)).map { _ in Double.random(in: -1...1, using: &rng) }
+        let copy = values
+        for _ in 0..<50 {
+            values.prefetch(Int.random(in: -10...(values.count + 10), using: &rng), count: Int.random(in: -3...400, using: &rng))
+        }
+        let contiguous = ContiguousArray(values)
+        contiguous.prefetch(Int.random(in: -10...(values.count + 10), using: &rng), count: Int.random(in: 0...40, using: &rng))
+        #expect(values == copy && Array(contiguous) == copy, "seed \(seed)")
+    }
+}

@@ -3,6 +3,10 @@
 #ifndef SWIPERANK_KERNELS_H
 #define SWIPERANK_KERNELS_H
 
+/// Asks the CPU to start loading the `bytes` bytes at `p` into its caches, without waiting (a
+/// hint: no fault, no effect on results; every CPU).
+void swiperank_prefetch(const void *p, long bytes);
+
 /// 1 when this CPU and its OS run 256-bit AVX instructions, else 0 (checked with cpuid and
 /// xgetbv; always 0 off x86-64).
 int swiperank_has_avx(void);

@@ -142,6 +142,16 @@ public protocol Matcher: Sendable {
     ///   - row: The item it was about.
     /// - Returns: d + k values.
     func feedbackAdjustment(for option: FeedbackOption, row: Int) -> [Double]
+
+    /// Starts loading what this matcher's card of row `row` reads beyond the catalog's feature
+    /// row and summary (its own per-item arrays) into the caches, without waiting: a deck
+    /// calls it for the rows it will most likely serve before building any card, so their
+    /// cache misses overlap. A hint: the default does nothing, and it may not change a result.
+    ///
+    /// - Parameters:
+    ///   - row: A catalog row.
+    ///   - student: The student.
+    func prefetchCard(row: Int, student: Student)
 }
 
 /// A profile resolved against a catalog: what a session needs from a student.
@@ -184,6 +194,9 @@ struct ProfileKey<P: Hashable & Sendable>: Hashable, Sendable {
 }
 
 extension Matcher {
+    /// Nothing: a matcher without per-item arrays of its own has nothing more to load.
+    public func prefetchCard(row: Int, student: Student) {}
+
     /// `namedWeights(_:)`'s dictionary, listed.
     ///
     /// - Parameter weights: The model's weights.

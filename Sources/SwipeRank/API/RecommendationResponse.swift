@@ -1,3 +1,5 @@
+import SwipeRankNumerics
+
 /// The response the app consumes: cards, the learning state and the swipe count.
 ///
 /// JSON keys are snake_case:
@@ -156,6 +158,12 @@ public struct ItemSummary: Sendable, Hashable, Codable {
     }
 
     private var fields: Fields
+
+    /// Starts loading the shared fields' object into the caches (a card about to be built
+    /// retains it), without retaining it.
+    func prefetchFields() {
+        prefetch(UnsafeRawPointer(Unmanaged.passUnretained(fields).toOpaque()), bytes: 64)
+    }
 
     /// The item id.
     public var id: String {

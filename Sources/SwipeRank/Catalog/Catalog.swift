@@ -676,6 +676,17 @@ extension Catalog {
     /// - Complexity: O(1) up to `eagerSummaryLimit` items (built when the catalog is), else
     ///   O(attributes) (built per call).
     public func summary(row: Int) -> ItemSummary { summaries?[row] ?? makeSummary(row: row) }
+
+    /// Starts loading what a card of row `row` reads from the catalog (its feature row and its
+    /// summary, when built with the catalog) into the caches.
+    ///
+    /// - Parameter row: A row (others are ignored).
+    func prefetchCard(row: Int) {
+        guard row >= 0 && row < count else { return }
+        featureRows.prefetch(row: row)
+        guard let summaries else { return }
+        summaries.withUnsafeBufferPointer { $0[row].prefetchFields() }
+    }
 }
 
 /// A value derived from a catalog's rows, built by the first reader under a lock so

@@ -12,6 +12,11 @@ public struct StudentDistances: RandomAccessCollection, Sendable {
     // enum with payloads, so a copy is two retains and a stored read one null check (a deck
     // reads and copies these on its hottest paths).
     let values: [Float]
+
+    /// Starts loading item `i`'s stored distance into the caches (nothing when computed).
+    ///
+    /// - Parameter i: An item.
+    package func prefetch(item i: Int) { values.prefetch(i) }
     let origin: Origin?
     /// The number of items (0 without a home).
     public let count: Int

@@ -107,6 +107,15 @@ public struct RelativeTerms: Sendable {
         computed = Computed(distances: nil, preferred: 1)
     }
 
+    /// Starts loading item `i`'s stored values (one per term) into the caches: a deck's likely
+    /// cards, before it builds them. Nothing for computed terms.
+    ///
+    /// - Parameter i: An item.
+    func prefetch(item i: Int) {
+        guard computed == nil, i >= 0, i < itemCount else { return }
+        for k in names.indices { storage.prefetch(k &* itemCount &+ i) }
+    }
+
     static func quantize(_ value: Float) -> Int16 {
         value.isNaN ? 0 : Int16((min(1, max(-1, value)) * unit).rounded())
     }

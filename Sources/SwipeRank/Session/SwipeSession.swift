@@ -407,6 +407,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // Each card's row and raw score, for the collaborative reasons (solved together below).
         var placed: [(row: Int, raw: Float)] = []
         if detail == .explained { placed.reserveCapacity(wanted) }
+        if detail != .brief { prefetchLikelyCards(batch: batch, plan: plan, student: student, engine: engine) }
         for planned in plan {
             let position = nextPosition
             // Backfill: the planned band, else the next ones in cyclic order.
@@ -482,6 +483,25 @@ public struct SwipeSession<M: Matcher>: Sendable {
 
     mutating func markShown(row: Int) {
         if let code = engine.regions.code(row: row) { regionShown[code] = true }
+    }
+
+    /// Starts loading the cards this deck will most likely serve (each pool's best, one more than
+    /// its planned slots; a probe draws among the next ones) into the caches: their feature rows,
+    /// term values, summaries and the matcher's own per-item arrays. Each card otherwise waited
+    /// on its own cache misses in turn; started together, they overlap. Changes no result.
+    private func prefetchLikelyCards(batch: BatchPools<M>, plan: [GeoBand?], student: M.Student, engine: SwipeEngine<M>) {
+        let pools = batch.best.count
+        guard pools > 0 else { return }
+        var slots = [Int](filling: 0, count: pools)
+        for planned in plan { slots[min(pools - 1, planned?.index ?? 0)] += 1 }
+        let catalog = engine.matcher.catalog, terms = student.terms
+        for (p, rows) in batch.best.enumerated() {
+            for row in rows.prefix(slots[p] + 1) {
+                catalog.prefetchCard(row: row)
+                terms.prefetch(item: row)
+                engine.matcher.prefetchCard(row: row, student: student)
+            }
+        }
     }
 
     /// Picks the probe of pool `p`: the `window` candidates (`EngineConfiguration.probeCandidates`:
