@@ -47,7 +47,9 @@ public struct MatchStudent: MatchedStudent {
     public let distances: StudentDistances
     /// Per major, "Strong <label> program" and "Offers <label>": written once per student, not
     /// per card.
-    let majorSentences: [(strong: String, offers: String)]
+    /// With their variety keys, and the key of "Offers <label> and N more of your majors" (the
+    /// same for every N).
+    let majorSentences: [(strong: KeyedText, offers: KeyedText, moreKey: ExplanationVariety.Key)]
     /// Per major, its CIP codes as `MajorsIndex` code numbers (codes no school offers left out).
     let majorNumbers: [[Int32]]
     /// Per school, which of the majors it offers and in which it is strong, as bits: what a
@@ -74,7 +76,10 @@ public struct MatchStudent: MatchedStudent {
         var majors: [MajorsIndex.ResolvedMajor] = []
         for text in profile.intendedMajors { majors.append(try schools.majors.resolve(text)) }
         self.majors = majors
-        majorSentences = majors.map { ("Strong \($0.label) program", "Offers \($0.label)") }
+        majorSentences = majors.map {
+            (KeyedText("Strong \($0.label) program"), KeyedText("Offers \($0.label)"),
+             ExplanationVariety.Key("Offers \($0.label) and 1 more of your majors"))
+        }
         majorNumbers = majors.map { $0.cipCodes.compactMap { schools.majors.codeNumbers[$0] } }
         let n = schools.catalog.count
         let names = MatchStudent.termNames(basis)

@@ -43,6 +43,15 @@ extension SchoolMatcher {
     /// - Returns: At most `limit` sentences.
     /// - Complexity: O(limit × (d + k)).
     public func explanations(row: Int, student: MatchStudent, weights: PreferenceWeights, limit: Int) -> [String] {
+        keyedExplanations(row: row, student: student, weights: weights, limit: limit).texts
+    }
+
+    /// `explanations(row:student:weights:limit:)` with each sentence's variety key
+    /// (`ExplanationVariety.Key` of it), read where the sentence was written rather than
+    /// computed from its text.
+    ///
+    /// - Returns: The sentences and their keys, one per sentence.
+    func keyedExplanations(row: Int, student: MatchStudent, weights: PreferenceWeights, limit: Int) -> (texts: [String], keys: [ExplanationVariety.Key]) {
         let plan = explanationPlan
         let groupCount = plan.names.count
         precondition(schools.catalog.groups.count + student.terms.names.count == groupCount,
@@ -54,26 +63,37 @@ extension SchoolMatcher {
             values[extra] = -.infinity
         }
         // The reasons picked best first one at a time (a few picks earn three sentences): the
-        // order of sorting them all, without sorting them all.
-        var result: [String] = []
+        // order of sorting them all, without sorting them all. The best remaining group at or
+        // above the threshold (NaN never is) has the higher value, then the name first in byte
+        // order: as one key per group, the value's bits (a positive Float orders as its bits)
+        // above the name's rank reversed, 0 below the threshold. A pick is then a maximum
+        // without branches; comparing values, then names, branched on every group.
+        var result: [String] = [], resultKeys: [ExplanationVariety.Key] = []
         result.reserveCapacity(limit)
-        while result.count < limit {
-            // The best remaining group at or above the threshold (NaN never is): higher value,
-            // then the name first in byte order.
-            var best = -1
-            for g in 0..<groupCount where values[g] >= SchoolMatcher.explanationThreshold {
-                if best < 0 || values[g] > values[best] || (values[g] == values[best] && plan.nameRank[g] < plan.nameRank[best]) {
-                    best = g
+        resultKeys.reserveCapacity(limit)
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: groupCount) { keys in
+            for g in 0..<groupCount {
+                let value = values[g]
+                let key = UInt64(value.bitPattern) << 32 | UInt64(UInt32.max - UInt32(truncatingIfNeeded: plan.nameRank[g]))
+                keys[g] = value >= SchoolMatcher.explanationThreshold ? key : 0
+            }
+            while result.count < limit {
+                var best = 0, bestKey: UInt64 = 0
+                for g in 0..<groupCount {
+                    let key = keys[g], better = key > bestKey
+                    bestKey = better ? key : bestKey
+                    best = better ? g : best
+                }
+                guard bestKey > 0 else { break }
+                keys[best] = 0
+                guard let kind = plan.kinds[best] else { continue }
+                if let sentence = explanation(kind, row: row, student: student, weights: weights) {
+                    result.append(sentence.text)
+                    resultKeys.append(sentence.key)
                 }
             }
-            guard best >= 0 else { break }
-            values[best] = -.infinity
-            guard let kind = plan.kinds[best] else { continue }
-            if let sentence = explanation(kind, row: row, student: student, weights: weights) {
-                result.append(sentence)
-            }
         }
-        return result
+        return (result, resultKeys)
     }
 
     private func number(_ attribute: Int?, _ row: Int) -> Double? {
@@ -81,7 +101,7 @@ extension SchoolMatcher {
         return schools.catalog.numericValues[attribute][row]
     }
 
-    private func explanation(_ kind: ExplanationPlan.Kind, row: Int, student: MatchStudent, weights: PreferenceWeights) -> String? {
+    private func explanation(_ kind: ExplanationPlan.Kind, row: Int, student: MatchStudent, weights: PreferenceWeights) -> KeyedText? {
         let profile = student.profile
         let plan = explanationPlan
         let school = plan.sentences.rows
@@ -97,7 +117,8 @@ extension SchoolMatcher {
                 offered += 1
             }
             guard first >= 0 else { return nil }
-            return offered > 1 ? "Offers \(student.majors[first].label) and \(offered - 1) more of your majors"
+            return offered > 1 ? KeyedText("Offers \(student.majors[first].label) and \(offered - 1) more of your majors",
+                                           key: student.majorSentences[first].moreKey)
                 : student.majorSentences[first].offers
         case .budget:
             guard let budget = profile.annualBudget,
@@ -107,11 +128,14 @@ extension SchoolMatcher {
         case .distance:
             guard row < student.distances.count else { return nil }
             let d = Double(student.distances[row])
-            return d <= profile.maxDistanceMiles ? SentenceText.compose("Close to home (", whole: d, " mi)")
+            let close = d <= profile.maxDistanceMiles
+            let text = close ? SentenceText.compose("Close to home (", whole: d, " mi)")
                 : SentenceText.compose("Just beyond your range (", whole: d, " mi)")
+            return KeyedText(text, templateKey: close ? plan.closeKey : plan.beyondKey, numbers: d)
         case .academicFit:
             guard let sat = profile.sat, let s = number(plan.satAverage, row) else { return nil }
-            return SentenceText.compose("Strong academic fit (average SAT ", whole: s, ", yours ", whole: sat, ")")
+            return KeyedText(SentenceText.compose("Strong academic fit (average SAT ", whole: s, ", yours ", whole: sat, ")"),
+                             templateKey: plan.academicFitKey, numbers: s, sat)
         case .selectivity:
             return school[row].selectivity
         case .academics:
@@ -129,7 +153,7 @@ extension SchoolMatcher {
             return school[row].control
         case .setting:
             let sentence = school[row].setting
-            return sentence.isEmpty ? nil : sentence
+            return sentence.text.isEmpty ? nil : sentence
         case .region:
             return school[row].region
         case .programs:
@@ -161,33 +185,61 @@ struct SchoolSentences: Sendable {
     /// One school's sentences.
     struct Row: Sendable {
         /// "Selective: admits 5%", nil without an admission rate.
-        let selectivity: String?
+        let selectivity: KeyedText?
         /// "Academically strong (average SAT 1500)".
-        let academics: String?
+        let academics: KeyedText?
         /// The school's size band, and its sentence when the student prefers that size or not.
         let sizeBand: StudentProfile.SizePreference?
-        let sizePerfect: String?
-        let sizeOther: String?
+        let sizePerfect: KeyedText?
+        let sizeOther: KeyedText?
         /// "High graduation rate (97%)".
-        let outcomes: String?
+        let outcomes: KeyedText?
         /// "Strong graduate earnings ($90,000 median)".
-        let earnings: String?
+        let earnings: KeyedText?
         /// "Low net price ($12,000/yr)".
-        let netPrice: String?
+        let netPrice: KeyedText?
         /// "Public university", "Private nonprofit college", or nil.
-        let control: String?
+        let control: KeyedText?
         /// "City setting (large)", or empty without a locale.
-        let setting: String
+        let setting: KeyedText
         /// "In the New England region".
-        let region: String
+        let region: KeyedText
         /// "Within your budget ($X/yr)" and "Close to your budget ($X/yr)" at the in-state cost…
-        let budgetInState: (within: String?, close: String?)
+        let budgetInState: (within: KeyedText?, close: KeyedText?)
         /// …and at the out-of-state cost.
-        let budgetOutOfState: (within: String?, close: String?)
+        let budgetOutOfState: (within: KeyedText?, close: KeyedText?)
     }
 
     /// One per school, in catalog order.
     let rows: [Row]
+}
+
+/// A sentence with its variety key (`ExplanationVariety.Key` of it), computed when the sentence
+/// was written: a deck keys its reasons without reading their text again.
+struct KeyedText: Sendable {
+    let text: String
+    let key: ExplanationVariety.Key
+
+    /// A sentence keyed from its text.
+    init(_ text: String) {
+        self.text = text
+        key = ExplanationVariety.Key(text)
+    }
+
+    /// A sentence whose key is known (the same as keying its text).
+    init(_ text: String, key: ExplanationVariety.Key) {
+        self.text = text
+        self.key = key
+    }
+
+    /// A sentence written from a template with whole numbers: the template's key when every
+    /// number prints as digits alone (the key blanks each run of digits, so all such numbers key
+    /// alike), else keyed from the text (a negative, NaN or huge number prints otherwise).
+    init(_ text: String, templateKey: ExplanationVariety.Key, numbers: Double...) {
+        self.text = text
+        let digitsOnly = numbers.allSatisfy { SentenceText.wholeNumber($0).map { $0 >= 0 } ?? false }
+        key = digitsOnly ? templateKey : ExplanationVariety.Key(text)
+    }
 }
 
 /// Writes sentences that mix literal text with whole numbers into one string reserved at its
@@ -276,6 +328,13 @@ struct ExplanationPlan: Sendable {
     let programNames: [String]
     /// Per program family, "Big … department (p% of graduates)" for p = 0…100.
     let programSentences: [[String]]
+    /// Per program family, the variety key its sentences share (the numbers blanked).
+    let programKeys: [ExplanationVariety.Key]
+    /// The keys of the distance and academic fit sentences, whose only varying part is whole
+    /// numbers (`KeyedText.init(_:templateKey:numbers:)`).
+    let closeKey = ExplanationVariety.Key("Close to home (0 mi)")
+    let beyondKey = ExplanationVariety.Key("Just beyond your range (0 mi)")
+    let academicFitKey = ExplanationVariety.Key("Strong academic fit (average SAT 0, yours 0)")
 
     init(schools: SchoolCatalog, termNames: [String]) {
         let catalog = schools.catalog
@@ -304,13 +363,16 @@ struct ExplanationPlan: Sendable {
         programSentences = programNames.map { name in
             (0...100).map { "Big \(name) department (\($0)% of graduates)" }
         }
+        programKeys = programSentences.map { ExplanationVariety.Key($0[0]) }
         sentences = SchoolSentences(schools: schools)
     }
 
     /// "Big … department (p% of graduates)" for a family's share of graduates.
-    func programSentence(family: Int, share: Double) -> String {
-        if let p = SentenceText.wholeNumber(share * 100), (0...100).contains(p) { return programSentences[family][p] }
-        return "Big \(programNames[family]) department (\(SchoolFormat.percent(share)) of graduates)"
+    func programSentence(family: Int, share: Double) -> KeyedText {
+        if let p = SentenceText.wholeNumber(share * 100), (0...100).contains(p) {
+            return KeyedText(programSentences[family][p], key: programKeys[family])
+        }
+        return KeyedText("Big \(programNames[family]) department (\(SchoolFormat.percent(share)) of graduates)")
     }
 }
 
@@ -336,14 +398,16 @@ extension SchoolSentences {
         // Southeast region", "Selective: admits 45%"): a card retains each sentence it shows,
         // and a sentence many schools share stays in the cache from card to card, where one
         // string per school was a cache miss on each card.
-        var interned: [String: String] = [:]
-        func shared(_ sentence: String?) -> String? {
+        // Keyed once per distinct sentence as well.
+        var interned: [String: KeyedText] = [:]
+        func shared(_ sentence: String?) -> KeyedText? {
             guard let sentence else { return nil }
             if let known = interned[sentence] { return known }
-            interned[sentence] = sentence
-            return sentence
+            let keyed = KeyedText(sentence)
+            interned[sentence] = keyed
+            return keyed
         }
-        func shared(_ budget: (within: String?, close: String?)) -> (within: String?, close: String?) {
+        func shared(_ budget: (within: String?, close: String?)) -> (within: KeyedText?, close: KeyedText?) {
             (shared(budget.within), shared(budget.close))
         }
         // School by school, so each school's own strings are allocated next to each other.
@@ -362,13 +426,13 @@ extension SchoolSentences {
                 outcomes: shared(completion[row].map { "High graduation rate (\(SchoolFormat.percent($0)))" }),
                 earnings: shared(earnings[row].map { "Strong graduate earnings (\(SchoolFormat.dollars($0)) median)" }),
                 netPrice: shared(netPrice[row].map { "Low net price (\(SchoolFormat.dollars($0))/yr)" }),
-                control: {
+                control: shared({
                     switch control[row] {
                     case "public": "Public university"
                     case "private_nonprofit": "Private nonprofit college"
                     default: nil
                     }
-                }(),
+                }()),
                 setting: shared({
                     guard !locale[row].isEmpty else { return "" }
                     let parts = locale[row].split(separator: "_")

@@ -109,9 +109,20 @@ public struct SchoolMatcher: Matcher {
     /// - Complexity: O(d + k + the student's majors).
     public func cardWithCandidates(row: Int, raw: Float, student: MatchStudent, weights: PreferenceWeights,
                                    isProbe: Bool) -> (card: Recommendation, candidates: [String]?) {
-        let reasons = explanations(row: row, student: student, weights: weights, limit: ExplanationVariety.candidates)
+        let (card, candidates, _) = cardWithKeyedCandidates(row: row, raw: raw, student: student, weights: weights, isProbe: isProbe)
+        return (card, candidates)
+    }
+
+    /// `cardWithCandidates(row:raw:student:weights:isProbe:)` with the candidates' variety keys,
+    /// written with the sentences (`keyedExplanations`).
+    ///
+    /// - Parameters: As `card(row:raw:student:weights:isProbe:)`.
+    /// - Returns: The card, its candidate reasons and their keys.
+    public func cardWithKeyedCandidates(row: Int, raw: Float, student: MatchStudent, weights: PreferenceWeights,
+                                        isProbe: Bool) -> (card: Recommendation, candidates: [String]?, keys: [ExplanationVariety.Key]?) {
+        let (reasons, keys) = keyedExplanations(row: row, student: student, weights: weights, limit: ExplanationVariety.candidates)
         let shown = reasons.count <= 3 ? reasons : Array(reasons[..<3])
-        return (card(row: row, raw: raw, student: student, isProbe: isProbe, explanations: shown), reasons)
+        return (card(row: row, raw: raw, student: student, isProbe: isProbe, explanations: shown), reasons, keys)
     }
 
     /// The card without explanations, none ranked (a deck in a shape that shows none).

@@ -68,4 +68,66 @@ struct CardCandidatesTests {
             #expect(written == asked)
         }
     }
+
+    @Test("schools: the keyed candidates are the candidates, each key the key of its text, for varied students (5 seeds)",
+          arguments: 0..<5)
+    func keyedSchools(seed: UInt64) throws {
+        var rng = SplitMix64(seed: 7_400 + seed)
+        let schools = Fixtures.schools
+        let matcher = SchoolMatcher(schools: schools, termBasis: seed == 4 ? .expanded : .standard)
+        // Varied students: with or without a home (distances, NaN for schools without a
+        // location), budget, SAT and majors (several offered: "Offers … and N more").
+        let row = Int.random(in: 0..<schools.catalog.count, using: &rng)
+        let profile = StudentProfile(home: seed == 1 ? nil : schools.catalog.locations[row],
+                                     homeState: seed % 2 == 0 ? schools.catalog.textValues[schools.catalog.textAttribute(named: "state")!][row] : nil,
+                                     maxDistanceMiles: Double.random(in: 20...1500, using: &rng),
+                                     annualBudget: seed == 2 ? nil : Double.random(in: 5_000...70_000, using: &rng),
+                                     sat: seed == 3 ? nil : Double(Int.random(in: 800...1600, using: &rng)),
+                                     intendedMajors: ["Psychology", "Nursing", "52", "History", "Computer Science"].filter { _ in Bool.random(using: &rng) })
+        let student = try matcher.student(profile)
+        let d = schools.catalog.dimension, k = student.terms.names.count
+        let random = PreferenceWeights(features: (0..<d).map { _ in Float.random(in: -1...1.5, using: &rng) },
+                                       terms: (0..<k).map { _ in Float.random(in: -0.5...2.5, using: &rng) })
+        var keyed = 0
+        for weights in [matcher.coldStartWeights(for: student), random] {
+            for row in 0..<schools.catalog.count {
+                let (card, candidates, keys) = matcher.cardWithKeyedCandidates(row: row, raw: 0.5, student: student, weights: weights, isProbe: false)
+                let (plainCard, plainCandidates) = matcher.cardWithCandidates(row: row, raw: 0.5, student: student, weights: weights, isProbe: false)
+                #expect(card == plainCard && candidates == plainCandidates, "seed \(seed) row \(row)")
+                let texts = try #require(candidates), given = try #require(keys)
+                #expect(given == texts.map(ExplanationVariety.Key.init), "seed \(seed) row \(row): \(texts)")
+                #expect(Array(texts.prefix(card.explanations.count)) == card.explanations)
+                keyed += given.count
+            }
+        }
+        #expect(keyed > schools.catalog.count, "seed \(seed): most schools have reasons")
+    }
+
+    @Test("the variety with keys given equals the variety keying every text (40 seeded decks)", arguments: 0..<40)
+    func keyedVariety(seed: UInt64) {
+        var rng = SplitMix64(seed: 7_500 + seed)
+        // Few distinct sentences (and numbers that key alike), so reasons repeat across the deck.
+        let pool = ["Close to home (12 mi)", "Close to home (40 mi)", "In the Southeast region", "Public university",
+                    "Selective: admits 5%", "Selective: admits 45%", "High graduation rate (97%)", "Big Business department (8% of graduates)",
+                    "Low net price ($12,000/yr)", "City setting (large)"]
+        let n = Int.random(in: 2...12, using: &rng)
+        let candidates: [[String]] = (0..<n).map { _ in (0..<Int.random(in: 0...6, using: &rng)).map { _ in pool.randomElement(using: &rng)! } }
+        // A card shows its first three candidates, some with another reason put before them.
+        let shown: [[String]] = candidates.map { list in
+            let first = Array(list.prefix(3))
+            return Bool.random(using: &rng) && !first.isEmpty ? ["Students who liked Rice also liked this"] + first : first
+        }
+        let given = (0..<n).map { _ in Bool.random(using: &rng) }  // cards whose keys are given
+        let expected = ExplanationVariety.vary(shown: shown, candidates: candidates)
+        let got = ExplanationVariety.vary(shown: shown, shownKey: { i, j in given[i] ? ExplanationVariety.Key(shown[i][j]) : nil },
+                                          more: { i in (candidates[i], given[i] ? candidates[i].map(ExplanationVariety.Key.init) : nil) })
+        #expect(got == expected, "seed \(seed)")
+        // And through the deck's bookkeeping: the keys of the candidates, the put-before reason's.
+        var keys = CandidateKeys()
+        for i in 0..<n { keys.append(given[i] ? candidates[i].map(ExplanationVariety.Key.init) : nil) }
+        for i in 0..<n where shown[i].count > min(3, candidates[i].count) { keys.insertFirst(shown[i][0], card: i) }
+        for i in 0..<n where given[i] {
+            for j in shown[i].indices { #expect(keys.shownKey(card: i, place: j) == ExplanationVariety.Key(shown[i][j]), "seed \(seed) card \(i)") }
+        }
+    }
 }

@@ -171,7 +171,7 @@ struct GradeScaleTests {
             let (a, b) = (sentence(), sentence())
             #expect(ExplanationVariety.key(a) == referenceKey(a), "\(a)")
             let same = ExplanationVariety.key(a) == ExplanationVariety.key(b)
-            let (ka, kb) = (ExplanationVariety.SentenceKey(a), ExplanationVariety.SentenceKey(b))
+            let (ka, kb) = (ExplanationVariety.Key(a), ExplanationVariety.Key(b))
             #expect((ka == kb) == same, "\(a) | \(b)")
             if same { #expect(ka.hashValue == kb.hashValue) }
             equalPairs += same ? 1 : 0
@@ -191,8 +191,8 @@ struct GradeScaleTests {
         for _ in 0..<20_000 {
             let s = (0..<Int(rng.next() % 12)).map { _ in pieces[Int(rng.next() % UInt64(pieces.count))] }.joined()
             let keyBytes = ExplanationVariety.keyBytes(s)
-            let digest = ExplanationVariety.SentenceKey(s).digest
-            #expect(digest == ExplanationVariety.SentenceKey.reference(keyBytes: keyBytes), "\(s)")
+            let digest = ExplanationVariety.Key(s).digest
+            #expect(digest == ExplanationVariety.Key.reference(keyBytes: keyBytes), "\(s)")
             // Equal keys share a digest, different ones do not (none collides in this sample).
             if let seen = digests[digest] {
                 #expect(seen == keyBytes, "\(s): a digest shared with another key")
@@ -208,7 +208,7 @@ struct GradeScaleTests {
                 for byte: UInt64 in [0x2F, 0x30, 0x35, 0x39, 0x3A, 0xB0, 0xB9, 0xFF] {
                     let word = base & ~(0xFF << (8 * UInt64(place))) | byte << (8 * UInt64(place))
                     let expected = (0..<8).contains { (word >> (8 * UInt64($0))) & 0xFF >= 0x30 && (word >> (8 * UInt64($0))) & 0xFF <= 0x39 }
-                    #expect(ExplanationVariety.SentenceKey.Digest.hasDigit(word) == expected, "\(String(word, radix: 16))")
+                    #expect(ExplanationVariety.Key.Digest.hasDigit(word) == expected, "\(String(word, radix: 16))")
                 }
             }
         }

@@ -83,6 +83,21 @@ public protocol Matcher: Sendable {
     func cardWithCandidates(row: Int, raw: Float, student: Student, weights: PreferenceWeights,
                             isProbe: Bool) -> (card: Recommendation, candidates: [String]?)
 
+    /// `cardWithCandidates(row:raw:student:weights:isProbe:)` with the variety key of each
+    /// candidate, for a matcher that has them without reading the text (it wrote its sentences
+    /// ahead of time, and keyed them then): a deck keys its reasons from these instead of
+    /// digesting every sentence (`ExplanationVariety`). The default gives no keys.
+    ///
+    /// When `keys` is not nil, `candidates` is not nil either, `keys[j]` is
+    /// `ExplanationVariety.Key(candidates[j])`, and the card's explanations are the first of
+    /// the candidates.
+    ///
+    /// - Parameters: As `card(row:raw:student:weights:isProbe:)`.
+    /// - Returns: `cardWithCandidates(row:raw:student:weights:isProbe:)`'s card and candidates,
+    ///   and their keys or nil.
+    func cardWithKeyedCandidates(row: Int, raw: Float, student: Student, weights: PreferenceWeights,
+                                 isProbe: Bool) -> (card: Recommendation, candidates: [String]?, keys: [ExplanationVariety.Key]?)
+
     /// The card without its explanations (empty): what a deck asked for in a shape that shows
     /// none (`SwipeSession.deck(count:explained:)`) builds, so no reason is ranked that nobody sees.
     /// The default builds the whole card and drops them.
@@ -194,6 +209,16 @@ struct ProfileKey<P: Hashable & Sendable>: Hashable, Sendable {
 }
 
 extension Matcher {
+    /// `cardWithCandidates(row:raw:student:weights:isProbe:)`, with no keys: the deck keys the
+    /// reasons from their text.
+    ///
+    /// - Returns: The card, its candidates and nil.
+    public func cardWithKeyedCandidates(row: Int, raw: Float, student: Student, weights: PreferenceWeights,
+                                        isProbe: Bool) -> (card: Recommendation, candidates: [String]?, keys: [ExplanationVariety.Key]?) {
+        let (card, candidates) = cardWithCandidates(row: row, raw: raw, student: student, weights: weights, isProbe: isProbe)
+        return (card, candidates, nil)
+    }
+
     /// Nothing: a matcher without per-item arrays of its own has nothing more to load.
     public func prefetchCard(row: Int, student: Student) {}
 

@@ -1,3 +1,5 @@
+import SwipeRankNumerics
+
 /// Keeps a deck's explanations varied: no sentence on more than a third of a deck's cards
 /// unless it is those cards' top reason.
 ///
@@ -70,10 +72,18 @@ public enum ExplanationVariety {
     /// with no digit among them, outside a number, are its key's next eight bytes as they stand:
     /// one load and one test instead of a branch per byte (hashing byte by byte was a twentieth
     /// of a factors deck's instructions).
-    struct SentenceKey: Hashable {
+    ///
+    /// Public so that a matcher which writes its sentences ahead of time keys them ahead of
+    /// time too (`Matcher.cardWithKeyedCandidates`): a deck then reads no sentence's text to
+    /// vary its reasons.
+    public struct Key: Hashable, Sendable {
         let digest: UInt64
 
-        init(_ sentence: String) {
+        /// The key of a sentence: its text with every run of digits blanked, digested.
+        ///
+        /// - Parameter sentence: A reason.
+        /// - Complexity: O(the sentence's UTF-8 length).
+        public init(_ sentence: String) {
             var sentence = sentence  // withUTF8 is mutating: it may make a bridged string native
             digest = sentence.withUTF8 { bytes in
                 var digest = Digest()
@@ -194,15 +204,24 @@ public enum ExplanationVariety {
     ///   - more: The candidates of card `i`, best first (called at most once per card).
     /// - Returns: As `vary(shown:candidates:)`.
     static func vary(shown: [[String]], more: (Int) -> [String]) -> [[String]] {
+        vary(shown: shown, shownKey: { _, _ in nil }, more: { (more($0), nil) })
+    }
+
+    /// `vary(shown:more:)` with the keys of the sentences where they are known: `shownKey(i, j)`
+    /// is the key of `shown[i][j]` or nil, and `more(i).keys` (when not nil) has the key of each
+    /// of `more(i).texts`, each equal to `Key(sentence)`. A sentence without a given key is keyed
+    /// from its text. The same result as keying every sentence from its text.
+    static func vary(shown: [[String]], shownKey given: (Int, Int) -> Key?, more: (Int) -> (texts: [String], keys: [Key]?)) -> [[String]] {
         let cap = max(1, shown.count / 3)
+        func shownKey(_ i: Int, _ j: Int) -> Key { given(i, j) ?? Key(shown[i][j]) }
         // Every key counted is a top reason or a kept one: at most the shown reasons' total.
         var uses = SmallTable<Int>(capacity: shown.reduce(0) { $0 + $1.count })
-        let topKeys = shown.map { $0.first.map(SentenceKey.init) }
+        let topKeys = shown.indices.map { shown[$0].isEmpty ? nil : shownKey($0, 0) }
         for key in topKeys { if let key { uses[key.tableKey] = (uses[key.tableKey] ?? 0) + 1 } }
         var result: [[String]] = []
         result.reserveCapacity(shown.count)
         // A card keeps a handful of reasons: a list, not a set (one buffer for every card).
-        var keys: [SentenceKey] = []
+        var keys: [Key] = []
         keys.reserveCapacity(candidates)
         for (i, reasons) in shown.enumerated() {
             guard let top = reasons.first else {
@@ -214,16 +233,16 @@ public enum ExplanationVariety {
             kept.append(top)
             keys.removeAll(keepingCapacity: true)
             keys.append(topKeys[i]!)
-            func consider(_ sentence: String) {
-                let k = SentenceKey(sentence)
+            func consider(_ sentence: String, _ k: Key) {
                 guard !keys.contains(k), (uses[k.tableKey] ?? 0) < cap else { return }
                 kept.append(sentence)
                 keys.append(k)
                 uses[k.tableKey] = (uses[k.tableKey] ?? 0) + 1
             }
-            for sentence in reasons.dropFirst() where kept.count < reasons.count { consider(sentence) }
+            for j in reasons.indices.dropFirst() where kept.count < reasons.count { consider(reasons[j], shownKey(i, j)) }
             if kept.count < reasons.count {
-                for sentence in more(i) where kept.count < reasons.count { consider(sentence) }
+                let (texts, textKeys) = more(i)
+                for j in texts.indices where kept.count < reasons.count { consider(texts[j], textKeys?[j] ?? Key(texts[j])) }
             }
             result.append(kept)
         }
@@ -256,15 +275,68 @@ extension Matcher {
     ///   - weights: The weights the cards were scored with.
     public func varyExplanations(_ cards: inout [Recommendation], candidates: [[String]?], student: Student,
                                  weights: PreferenceWeights) {
+        varyExplanations(&cards, candidates: candidates, keys: CandidateKeys(), student: student, weights: weights)
+    }
+
+    /// `varyExplanations(_:candidates:student:weights:)` with the keys the matcher gave
+    /// (`cardWithKeyedCandidates`): a card's keys, where given, key its explanations and its
+    /// candidates instead of their text (the same result).
+    func varyExplanations(_ cards: inout [Recommendation], candidates: [[String]?], keys: CandidateKeys, student: Student,
+                          weights: PreferenceWeights) {
         precondition(candidates.isEmpty || candidates.count == cards.count, "varyExplanations: one candidate list per card")
+        precondition(keys.isEmpty || keys.candidates.count == cards.count, "varyExplanations: one key list per card")
         guard cards.count > 1 else { return }
         let shown = cards.map(\.explanations)
         let catalog = self.catalog  // once: through the protocol, each read copies the catalog
-        let varied = ExplanationVariety.vary(shown: shown) { i in
-            if !candidates.isEmpty, let given = candidates[i] { return given }
-            guard let row = catalog.row(of: cards[i].item.id) else { return [] }
-            return explanations(row: row, student: student, weights: weights, limit: ExplanationVariety.candidates)
+        let varied = ExplanationVariety.vary(shown: shown, shownKey: { keys.shownKey(card: $0, place: $1) }) { i in
+            if !candidates.isEmpty, let given = candidates[i] { return (given, keys.isEmpty ? nil : keys.candidates[i]) }
+            guard let row = catalog.row(of: cards[i].item.id) else { return ([], nil) }
+            return (explanations(row: row, student: student, weights: weights, limit: ExplanationVariety.candidates), nil)
         }
         for i in cards.indices { cards[i].explanations = varied[i] }
+    }
+}
+
+/// A deck's keys of its cards' reasons, where the matcher gave them (`cardWithKeyedCandidates`):
+/// per card, the keys of its candidates (nil for a card without), whose first ones are its
+/// explanations' keys, and the key of a reason put before its explanations, if any. Empty: none
+/// given. Nothing is copied per card: a card's explanation keys are read from its candidates'.
+struct CandidateKeys {
+    private(set) var candidates: [[ExplanationVariety.Key]?] = []
+    private var first: [ExplanationVariety.Key?] = []
+
+    /// Whether no card has keys (none were given).
+    var isEmpty: Bool { candidates.isEmpty }
+
+    /// Room for `count` cards.
+    mutating func reserve(_ count: Int) {
+        candidates.reserveCapacity(count)
+        first.reserveCapacity(count)
+    }
+
+    /// A card's keys: `keys` of its candidates, the first ones its explanations'.
+    mutating func append(_ keys: [ExplanationVariety.Key]?) {
+        candidates.append(keys)
+        first.append(nil)
+    }
+
+    /// A reason put before card `i`'s explanations.
+    mutating func insertFirst(_ sentence: String, card i: Int) {
+        guard !candidates.isEmpty, candidates[i] != nil else { return }
+        first[i] = ExplanationVariety.Key(sentence)
+    }
+
+    /// The key of card `i`'s explanation at place `j`, nil when the card has no keys.
+    func shownKey(card i: Int, place j: Int) -> ExplanationVariety.Key? {
+        guard !candidates.isEmpty, let keys = candidates[i] else { return nil }
+        guard let put = first[i] else { return keys[j] }
+        return j == 0 ? put : keys[j - 1]
+    }
+
+    /// Puts the cards' keys in the deck's new order (`Array.permute`).
+    mutating func permute(source: [Int]) {
+        guard !candidates.isEmpty else { return }
+        candidates.permute(source: source)
+        first.permute(source: source)
     }
 }

@@ -48,16 +48,19 @@ extension SwipeSession {
         // whose reasons repeat across the deck), which cost more than building the cards.
         var candidates: [[String]?] = []
         candidates.reserveCapacity(open.count)
+        var candidateKeys = CandidateKeys()
+        if explained { candidateKeys.reserve(open.count) }
         var cards = open.map { served in
             let raw = scores.rawScore(row: served.row, engine: engine, student: student)
             placed.append((served.row, raw))
             let match = engine.matchRaw(raw, row: served.row)
             var card: Recommendation
             if explained {
-                let more: [String]?
-                (card, more) = engine.matcher.cardWithCandidates(row: served.row, raw: match, student: student,
-                                                                 weights: weights, isProbe: served.isProbe)
+                let more: [String]?, keys: [ExplanationVariety.Key]?
+                (card, more, keys) = engine.matcher.cardWithKeyedCandidates(row: served.row, raw: match, student: student,
+                                                                            weights: weights, isProbe: served.isProbe)
                 candidates.append(more)
+                candidateKeys.append(keys)
             } else {
                 card = engine.matcher.unexplainedCard(row: served.row, raw: match, student: student, weights: weights, isProbe: served.isProbe)
             }
@@ -67,10 +70,13 @@ extension SwipeSession {
         guard explained else { return OpenCard.list(cards, open) }
         if let reasons {
             for (i, reason) in reasons.reasons(for: placed, session: self).enumerated() {
-                if let reason { cards[i].explanations.insert(reason, at: 0) }
+                if let reason {
+                    cards[i].explanations.insert(reason, at: 0)
+                    candidateKeys.insertFirst(reason, card: i)
+                }
             }
         }
-        engine.matcher.varyExplanations(&cards, candidates: candidates, student: student, weights: weights)
+        engine.matcher.varyExplanations(&cards, candidates: candidates, keys: candidateKeys, student: student, weights: weights)
         return OpenCard.list(cards, open)
     }
 }

@@ -297,7 +297,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
     /// plan's order) into the non-probe positions; probes, and every position, stay where the
     /// schedule put them.
     mutating func orderBestFirst(from first: Int, cards: inout [Recommendation], briefs: inout [BriefCard],
-                                 candidates: inout [[String]?], keys: [Float]) {
+                                 candidates: inout [[String]?], candidateKeys: inout CandidateKeys, keys: [Float]) {
         // The log read once, through its buffer (a copy would be copied again on the writes
         // below): in this generic code each read of the session's field in the closure looked
         // up the session's type metadata.
@@ -318,6 +318,7 @@ public struct SwipeSession<M: Matcher>: Sendable {
         // A deck builds either cards (with their candidates) or brief cards, not both.
         if !cards.isEmpty { cards.permute(source: source) }
         if !candidates.isEmpty { candidates.permute(source: source) }
+        candidateKeys.permute(source: source)
         if !briefs.isEmpty {
             briefs.permute(source: source)
             for slot in keys.indices { briefs[slot].position = positions[slot] }
@@ -387,7 +388,9 @@ public struct SwipeSession<M: Matcher>: Sendable {
         if detail == .brief { briefs.reserveCapacity(wanted) } else { cards.reserveCapacity(wanted) }
         // Each card's candidate reasons, written with it, for the explanation variety.
         var candidates: [[String]?] = []
+        var candidateKeys = CandidateKeys()
         if detail != .brief { candidates.reserveCapacity(wanted) }
+        if detail == .explained { candidateKeys.reserve(wanted) }
         // The posterior is fixed within a deck: the factor is laid out once for all its probes,
         // and a card in the windows of two probes of one band has one variance, computed once.
         var variances = DeckVariances()
@@ -436,10 +439,11 @@ public struct SwipeSession<M: Matcher>: Sendable {
             } else {
                 var card: Recommendation
                 if detail == .explained {
-                    let cardCandidates: [String]?
-                    (card, cardCandidates) = engine.matcher.cardWithCandidates(row: row, raw: match, student: student,
-                                                                               weights: weights, isProbe: isProbe)
+                    let cardCandidates: [String]?, keys: [ExplanationVariety.Key]?
+                    (card, cardCandidates, keys) = engine.matcher.cardWithKeyedCandidates(row: row, raw: match, student: student,
+                                                                                          weights: weights, isProbe: isProbe)
                     candidates.append(cardCandidates)
+                    candidateKeys.append(keys)
                 } else {
                     // No reasons ranked: the deck's shape shows none (`deck(count:explained:)`).
                     card = engine.matcher.unexplainedCard(row: row, raw: match, student: student, weights: weights, isProbe: isProbe)
@@ -461,13 +465,18 @@ public struct SwipeSession<M: Matcher>: Sendable {
         }
         if detail == .explained, let reasons {
             for (i, reason) in reasons.reasons(for: placed, session: self).enumerated() {
-                if let reason { cards[i].explanations.insert(reason, at: 0) }
+                if let reason {
+                    cards[i].explanations.insert(reason, at: 0)
+                    candidateKeys.insertFirst(reason, card: i)
+                }
             }
         }
         if engine.configuration.deckOrder == .bestFirst {
-            orderBestFirst(from: first, cards: &cards, briefs: &briefs, candidates: &candidates, keys: keys)
+            orderBestFirst(from: first, cards: &cards, briefs: &briefs, candidates: &candidates, candidateKeys: &candidateKeys, keys: keys)
         }
-        if detail == .explained { engine.matcher.varyExplanations(&cards, candidates: candidates, student: student, weights: weights) }
+        if detail == .explained {
+            engine.matcher.varyExplanations(&cards, candidates: candidates, keys: candidateKeys, student: student, weights: weights)
+        }
         // The deck's weights are the current ones (nothing learned while dealing): named from
         // them rather than read from the model again.
         return DealtCards(cards: cards, briefs: briefs, learningState: learningState(weights: weights))
