@@ -24,6 +24,11 @@ void swiperank_prefetch(const void *p, long bytes) {
     if (bytes > 0) __builtin_prefetch(c + bytes - 1, 0, 3); // the last line of a range not 64-aligned
 }
 
+void swiperank_prefetch_rows(const void *base, long stride, const long *rows, long count, long bytes) {
+    const char *c = (const char *)base;
+    for (long r = 0; r < count; r++) swiperank_prefetch(c + rows[r] * stride, bytes);
+}
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <immintrin.h>

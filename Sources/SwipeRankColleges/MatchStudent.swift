@@ -208,8 +208,8 @@ struct MajorMatches: Sendable {
     /// The bytes held.
     var byteCount: Int { bits.count }
 
-    /// Starts loading school `row`'s bytes into the caches.
-    func prefetch(row: Int) { bits.prefetch(2 * width * row, count: 2 * width) }
+    /// Starts loading these schools' bytes into the caches.
+    func prefetch(rows: [Int]) { bits.prefetch(rows: rows, width: 2 * width) }
 
     /// Marks major `m` offered by school `row`.
     mutating func setOffered(major m: Int, row: Int) { bits[2 * width * row + m / 8] |= 1 << UInt8(m % 8) }

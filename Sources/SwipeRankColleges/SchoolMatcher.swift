@@ -83,21 +83,20 @@ public struct SchoolMatcher: Matcher {
              explanations: explanations(row: row, student: student, weights: weights))
     }
 
-    /// Starts loading what school `row`'s card reads beyond its feature row and summary: its
-    /// sentences, the student's major bits and distance, and the cost inputs of its budget
-    /// reason.
+    /// Starts loading what these schools' cards read beyond their feature rows and summaries:
+    /// their sentences, the student's major bits and distances, and the cost inputs of their
+    /// budget reasons.
     ///
     /// - Parameters:
-    ///   - row: A school.
+    ///   - rows: Schools.
     ///   - student: The student.
-    public func prefetchCard(row: Int, student: MatchStudent) {
-        guard row >= 0 && row < schools.catalog.count else { return }
-        explanationPlan.sentences.rows.prefetch(row)
-        student.majorMatches.prefetch(row: row)
-        student.distances.prefetch(item: row)
-        schools.baseCost.prefetch(row)
-        schools.outOfStateSurcharge.prefetch(row)
-        schools.states.prefetch(row)
+    public func prefetchCards(rows: [Int], student: MatchStudent) {
+        explanationPlan.sentences.rows.prefetch(rows: rows)
+        student.majorMatches.prefetch(rows: rows)
+        student.distances.prefetch(items: rows)
+        schools.baseCost.prefetch(rows: rows)
+        schools.outOfStateSurcharge.prefetch(rows: rows)
+        schools.states.prefetch(rows: rows)
     }
 
     /// The card and its best `ExplanationVariety.candidates` reasons, ranked once: the card

@@ -83,14 +83,18 @@ public struct FeatureRows: Sendable {
         return try permuted.unsafelyUnwrapped.withUnsafeBufferPointer(body)
     }
 
-    /// Starts loading row `row`'s values into the caches (`prefetch(_:bytes:)`): a deck's likely
-    /// cards, before it builds them.
+    /// Starts loading these rows' values into the caches (`prefetch(_:stride:rows:bytes:)`): a
+    /// deck's likely cards and probe candidates, before it reads them.
     ///
-    /// - Parameter row: A row (others are ignored).
-    package func prefetch(row: Int) {
-        guard row >= 0 && row < rows, columns > 0 else { return }
-        let base = position(of: row) &* columns
-        withUnsafeStoredValues { SwipeRankNumerics.prefetch(UnsafeRawPointer($0.baseAddress! + base), bytes: columns * MemoryLayout<Float>.stride) }
+    /// - Parameter list: Rows (others are left out).
+    package func prefetch(rows list: [Int]) {
+        guard columns > 0 else { return }
+        let positions = list.compactMap { $0 >= 0 && $0 < rows ? position(of: $0) : nil }
+        guard !positions.isEmpty else { return }
+        let bytes = columns * MemoryLayout<Float>.stride
+        withUnsafeStoredValues { values in
+            positions.withUnsafeBufferPointer { SwipeRankNumerics.prefetch(UnsafeRawPointer(values.baseAddress!), stride: bytes, rows: $0, bytes: bytes) }
+        }
     }
 
     /// `weights · row`, the zero weights skipped: bit-identical to `LinearBlockIndex.dot` on

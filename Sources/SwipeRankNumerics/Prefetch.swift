@@ -16,37 +16,59 @@ package func prefetch(_ pointer: UnsafeRawPointer, bytes: Int) {
     swiperank_prefetch(pointer, bytes)
 }
 
+/// `prefetch(_:bytes:)` of `bytes` bytes at `base + row × stride` for each of `rows`: one call
+/// for a list of rows.
+///
+/// - Parameters:
+///   - base: Row 0's first byte.
+///   - stride: Bytes from one row to the next.
+///   - rows: The rows, each inside the memory the caller owns.
+///   - bytes: Bytes per row.
+@usableFromInline
+package func prefetch(_ base: UnsafeRawPointer, stride: Int, rows: UnsafeBufferPointer<Int>, bytes: Int) {
+    guard let first = rows.baseAddress, bytes > 0 else { return }
+    swiperank_prefetch_rows(base, stride, first, rows.count, bytes)
+}
+
 extension Array {
-    /// Starts loading elements `index ..< index + count` (the part inside the array) into the
-    /// caches: `prefetch(_:bytes:)` on their memory.
+    /// Starts loading, for each of `rows`, elements `row × width ..< (row + 1) × width` into the
+    /// caches, in one call; rows whose elements are not all inside the array are left out.
     ///
     /// - Parameters:
-    ///   - index: The first element.
-    ///   - count: How many.
+    ///   - rows: Row numbers.
+    ///   - width: Elements per row.
     @inlinable
-    package func prefetch(_ index: Int, count: Int = 1) {
-        let from = Swift.max(0, index), to = Swift.min(self.count, index + count)
-        guard from < to else { return }
+    package func prefetch(rows: [Int], width: Int = 1) {
+        guard width > 0, !rows.isEmpty else { return }
+        let rowCount = count / width
+        let inside = rows.allSatisfy { $0 >= 0 && $0 < rowCount } ? rows : rows.filter { $0 >= 0 && $0 < rowCount }
+        guard !inside.isEmpty else { return }
         withUnsafeBytes { bytes in
-            SwipeRankNumerics.prefetch(bytes.baseAddress! + from * MemoryLayout<Element>.stride,
-                                       bytes: (to - from) * MemoryLayout<Element>.stride)
+            inside.withUnsafeBufferPointer {
+                SwipeRankNumerics.prefetch(bytes.baseAddress!, stride: width * MemoryLayout<Element>.stride, rows: $0,
+                                           bytes: width * MemoryLayout<Element>.stride)
+            }
         }
     }
 }
 
 extension ContiguousArray {
-    /// `Array.prefetch(_:count:)` for a contiguous array.
+    /// `Array.prefetch(rows:width:)` for a contiguous array.
     ///
     /// - Parameters:
-    ///   - index: The first element.
-    ///   - count: How many.
+    ///   - rows: Row numbers.
+    ///   - width: Elements per row.
     @inlinable
-    package func prefetch(_ index: Int, count: Int = 1) {
-        let from = Swift.max(0, index), to = Swift.min(self.count, index + count)
-        guard from < to else { return }
+    package func prefetch(rows: [Int], width: Int = 1) {
+        guard width > 0, !rows.isEmpty else { return }
+        let rowCount = count / width
+        let inside = rows.allSatisfy { $0 >= 0 && $0 < rowCount } ? rows : rows.filter { $0 >= 0 && $0 < rowCount }
+        guard !inside.isEmpty else { return }
         withUnsafeBytes { bytes in
-            SwipeRankNumerics.prefetch(bytes.baseAddress! + from * MemoryLayout<Element>.stride,
-                                       bytes: (to - from) * MemoryLayout<Element>.stride)
+            inside.withUnsafeBufferPointer {
+                SwipeRankNumerics.prefetch(bytes.baseAddress!, stride: width * MemoryLayout<Element>.stride, rows: $0,
+                                           bytes: width * MemoryLayout<Element>.stride)
+            }
         }
     }
 }

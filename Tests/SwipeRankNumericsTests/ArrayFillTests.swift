@@ -32,20 +32,22 @@ struct ArrayFillTests {
     }
 }
 
-/// `Array.prefetch(_:count:)`, a hint a deck gives for the cards it will build: any range, in
-/// or out of the array, is accepted and changes nothing.
+/// `Array.prefetch(rows:width:)`, a hint a deck gives for the cards it will build: any rows, in
+/// or out of the array, are accepted and change nothing.
 @Suite("Prefetch hints")
 struct PrefetchTests {
-    @Test("any range of any array, clamped, changes nothing", arguments: 0..<20)
-    func anyRange(seed: UInt64) {
+    @Test("any rows of any array, those outside left out, change nothing", arguments: 0..<20)
+    func anyRows(seed: UInt64) {
         var rng = SplitMix64(seed: 9_300 + seed)
         let values = (0..<Int.random(in: 0...300, using: &rng)).map { _ in Double.random(in: -1...1, using: &rng) }
         let copy = values
         for _ in 0..<50 {
-            values.prefetch(Int.random(in: -10...(values.count + 10), using: &rng), count: Int.random(in: -3...400, using: &rng))
+            let width = Int.random(in: 0...4, using: &rng)
+            let rows = (0..<Int.random(in: 0...12, using: &rng)).map { _ in Int.random(in: -10...(values.count + 10), using: &rng) }
+            values.prefetch(rows: rows, width: width)
         }
         let contiguous = ContiguousArray(values)
-        contiguous.prefetch(Int.random(in: -10...(values.count + 10), using: &rng), count: Int.random(in: 0...40, using: &rng))
+        contiguous.prefetch(rows: [-1, 0, values.count / 2, values.count, Int.max / 8], width: 2)
         #expect(values == copy && Array(contiguous) == copy, "seed \(seed)")
     }
 }

@@ -7,6 +7,9 @@
 /// hint: no fault, no effect on results; every CPU).
 void swiperank_prefetch(const void *p, long bytes);
 
+/// `swiperank_prefetch(base + rows[r]·stride, bytes)` for each of the `count` rows.
+void swiperank_prefetch_rows(const void *base, long stride, const long *rows, long count, long bytes);
+
 /// 1 when this CPU and its OS run 256-bit AVX instructions, else 0 (checked with cpuid and
 /// xgetbv; always 0 off x86-64).
 int swiperank_has_avx(void);

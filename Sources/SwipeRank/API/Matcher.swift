@@ -158,15 +158,15 @@ public protocol Matcher: Sendable {
     /// - Returns: d + k values.
     func feedbackAdjustment(for option: FeedbackOption, row: Int) -> [Double]
 
-    /// Starts loading what this matcher's card of row `row` reads beyond the catalog's feature
-    /// row and summary (its own per-item arrays) into the caches, without waiting: a deck
-    /// calls it for the rows it will most likely serve before building any card, so their
+    /// Starts loading what this matcher's cards of these rows read beyond the catalog's feature
+    /// rows and summaries (its own per-item arrays) into the caches, without waiting: a deck
+    /// calls it with the rows it will most likely serve before building any card, so their
     /// cache misses overlap. A hint: the default does nothing, and it may not change a result.
     ///
     /// - Parameters:
-    ///   - row: A catalog row.
+    ///   - rows: Catalog rows.
     ///   - student: The student.
-    func prefetchCard(row: Int, student: Student)
+    func prefetchCards(rows: [Int], student: Student)
 }
 
 /// A profile resolved against a catalog: what a session needs from a student.
@@ -220,7 +220,7 @@ extension Matcher {
     }
 
     /// Nothing: a matcher without per-item arrays of its own has nothing more to load.
-    public func prefetchCard(row: Int, student: Student) {}
+    public func prefetchCards(rows: [Int], student: Student) {}
 
     /// `namedWeights(_:)`'s dictionary, listed.
     ///

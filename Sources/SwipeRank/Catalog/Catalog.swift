@@ -677,15 +677,15 @@ extension Catalog {
     ///   O(attributes) (built per call).
     public func summary(row: Int) -> ItemSummary { summaries?[row] ?? makeSummary(row: row) }
 
-    /// Starts loading what a card of row `row` reads from the catalog (its feature row and its
-    /// summary, when built with the catalog) into the caches.
+    /// Starts loading the summaries of these rows' cards (when built with the catalog) into the
+    /// caches: the objects they share, which a card retains.
     ///
-    /// - Parameter row: A row (others are ignored).
-    func prefetchCard(row: Int) {
-        guard row >= 0 && row < count else { return }
-        featureRows.prefetch(row: row)
+    /// - Parameter rows: Rows (others are left out).
+    func prefetchSummaries(rows: [Int]) {
         guard let summaries else { return }
-        summaries.withUnsafeBufferPointer { $0[row].prefetchFields() }
+        summaries.withUnsafeBufferPointer { list in
+            for row in rows where row >= 0 && row < list.count { list[row].prefetchFields() }
+        }
     }
 }
 

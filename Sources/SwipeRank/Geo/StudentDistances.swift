@@ -13,10 +13,10 @@ public struct StudentDistances: RandomAccessCollection, Sendable {
     // reads and copies these on its hottest paths).
     let values: [Float]
 
-    /// Starts loading item `i`'s stored distance into the caches (nothing when computed).
+    /// Starts loading these items' stored distances into the caches (nothing when computed).
     ///
-    /// - Parameter i: An item.
-    package func prefetch(item i: Int) { values.prefetch(i) }
+    /// - Parameter items: Items.
+    package func prefetch(items: [Int]) { values.prefetch(rows: items) }
     let origin: Origin?
     /// The number of items (0 without a home).
     public let count: Int

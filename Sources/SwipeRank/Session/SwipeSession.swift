@@ -495,22 +495,24 @@ public struct SwipeSession<M: Matcher>: Sendable {
     }
 
     /// Starts loading the cards this deck will most likely serve (each pool's best, one more than
-    /// its planned slots; a probe draws among the next ones) into the caches: their feature rows,
-    /// term values, summaries and the matcher's own per-item arrays. Each card otherwise waited
-    /// on its own cache misses in turn; started together, they overlap. Changes no result.
+    /// its planned slots) into the caches: their feature rows, term values, summaries and the
+    /// matcher's own per-item arrays. Each card otherwise waited on its own cache misses in turn;
+    /// started together, they overlap. Changes no result. (The probes' candidates, the next ones
+    /// of a pool, were prefetched too in a trial: what the probes' vectors gained, the longer
+    /// lists cost; `Benchmarks/results/deck-perf.txt`.)
     private func prefetchLikelyCards(batch: BatchPools<M>, plan: [GeoBand?], student: M.Student, engine: SwipeEngine<M>) {
         let pools = batch.best.count
         guard pools > 0 else { return }
         var slots = [Int](filling: 0, count: pools)
         for planned in plan { slots[min(pools - 1, planned?.index ?? 0)] += 1 }
-        let catalog = engine.matcher.catalog, terms = student.terms
-        for (p, rows) in batch.best.enumerated() {
-            for row in rows.prefix(slots[p] + 1) {
-                catalog.prefetchCard(row: row)
-                terms.prefetch(item: row)
-                engine.matcher.prefetchCard(row: row, student: student)
-            }
-        }
+        var cards: [Int] = []
+        cards.reserveCapacity(plan.count + pools)
+        for (p, rows) in batch.best.enumerated() { cards.append(contentsOf: rows.prefix(slots[p] + 1)) }
+        let catalog = engine.matcher.catalog
+        catalog.featureRows.prefetch(rows: cards)
+        student.terms.prefetch(items: cards)
+        catalog.prefetchSummaries(rows: cards)
+        engine.matcher.prefetchCards(rows: cards, student: student)
     }
 
     /// Picks the probe of pool `p`: the `window` candidates (`EngineConfiguration.probeCandidates`:
