@@ -130,4 +130,25 @@ struct CardCandidatesTests {
             for j in shown[i].indices { #expect(keys.shownKey(card: i, place: j) == ExplanationVariety.Key(shown[i][j]), "seed \(seed) card \(i)") }
         }
     }
+
+    @Test("keys shorter than a card's reasons (a matcher breaking the contract) are keyed from the text past their end")
+    func shortKeys() throws {
+        var rng = SplitMix64(seed: 7_600)
+        let matcher = Fixtures.matcher
+        let student = try matcher.student(Fixtures.bostonStudent)
+        let weights = matcher.coldStartWeights(for: student)
+        var cards: [Recommendation] = [], candidates: [[String]?] = [], keys = CandidateKeys()
+        for _ in 0..<12 {
+            let row = Int.random(in: 0..<matcher.catalog.count, using: &rng)
+            let (card, reasons, given) = matcher.cardWithKeyedCandidates(row: row, raw: 0.5, student: student, weights: weights, isProbe: false)
+            cards.append(card)
+            candidates.append(reasons)
+            keys.append(given.map { Array($0.prefix(1)) })  // one key where there are up to six
+        }
+        for i in cards.indices where cards[i].explanations.count > 1 { #expect(keys.shownKey(card: i, place: 1) == nil) }
+        var short = cards, none = cards
+        matcher.varyExplanations(&short, candidates: candidates, keys: keys, student: student, weights: weights)
+        matcher.varyExplanations(&none, candidates: candidates, student: student, weights: weights)
+        #expect(short == none)
+    }
 }

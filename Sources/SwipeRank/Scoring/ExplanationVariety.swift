@@ -289,7 +289,11 @@ extension Matcher {
         let shown = cards.map(\.explanations)
         let catalog = self.catalog  // once: through the protocol, each read copies the catalog
         let varied = ExplanationVariety.vary(shown: shown, shownKey: { keys.shownKey(card: $0, place: $1) }) { i in
-            if !candidates.isEmpty, let given = candidates[i] { return (given, keys.isEmpty ? nil : keys.candidates[i]) }
+            if !candidates.isEmpty, let given = candidates[i] {
+                // Keys only as many as the candidates (a matcher's contract; else keyed from the text).
+                let givenKeys = keys.isEmpty ? nil : keys.candidates[i].flatMap { $0.count == given.count ? $0 : nil }
+                return (given, givenKeys)
+            }
             guard let row = catalog.row(of: cards[i].item.id) else { return ([], nil) }
             return (explanations(row: row, student: student, weights: weights, limit: ExplanationVariety.candidates), nil)
         }
@@ -326,11 +330,13 @@ struct CandidateKeys {
         first[i] = ExplanationVariety.Key(sentence)
     }
 
-    /// The key of card `i`'s explanation at place `j`, nil when the card has no keys.
+    /// The key of card `i`'s explanation at place `j`, nil when the card has no keys (or, from a
+    /// matcher that broke the contract, fewer keys than explanations: keyed from the text then).
     func shownKey(card i: Int, place j: Int) -> ExplanationVariety.Key? {
         guard !candidates.isEmpty, let keys = candidates[i] else { return nil }
-        guard let put = first[i] else { return keys[j] }
-        return j == 0 ? put : keys[j - 1]
+        let k = first[i] == nil ? j : j - 1
+        if k < 0 { return first[i] }
+        return k < keys.count ? keys[k] : nil
     }
 
     /// Puts the cards' keys in the deck's new order (`Array.permute`).
