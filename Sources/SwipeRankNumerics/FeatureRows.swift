@@ -83,18 +83,14 @@ public struct FeatureRows: Sendable {
         return try permuted.unsafelyUnwrapped.withUnsafeBufferPointer(body)
     }
 
-    /// Starts loading these rows' values into the caches (`prefetch(_:stride:rows:bytes:)`): a
-    /// deck's likely cards and probe candidates, before it reads them.
+    /// Starts loading these rows' values into the caches (`prefetch(rows:width:)`): a
+    /// deck's likely cards, before it builds them.
     ///
     /// - Parameter list: Rows (others are left out).
     package func prefetch(rows list: [Int]) {
         guard columns > 0 else { return }
         let positions = list.compactMap { $0 >= 0 && $0 < rows ? position(of: $0) : nil }
-        guard !positions.isEmpty else { return }
-        let bytes = columns * MemoryLayout<Float>.stride
-        withUnsafeStoredValues { values in
-            positions.withUnsafeBufferPointer { SwipeRankNumerics.prefetch(UnsafeRawPointer(values.baseAddress!), stride: bytes, rows: $0, bytes: bytes) }
-        }
+        withUnsafeStoredValues { $0.prefetch(rows: positions, width: columns) }
     }
 
     /// `weights · row`, the zero weights skipped: bit-identical to `LinearBlockIndex.dot` on

@@ -30,9 +30,11 @@ package func prefetch(_ base: UnsafeRawPointer, stride: Int, rows: UnsafeBufferP
     swiperank_prefetch_rows(base, stride, first, rows.count, bytes)
 }
 
-extension Array {
+extension RandomAccessCollection where Index == Int {
     /// Starts loading, for each of `rows`, elements `row × width ..< (row + 1) × width` into the
-    /// caches, in one call; rows whose elements are not all inside the array are left out.
+    /// caches, in one call; rows whose elements are not all inside the collection are left out.
+    /// For any collection with contiguous storage (an array, a contiguous array, a slice of one,
+    /// a buffer); nothing for others. Rows count from the collection's first element.
     ///
     /// - Parameters:
     ///   - rows: Row numbers.
@@ -43,30 +45,9 @@ extension Array {
         let rowCount = count / width
         let inside = rows.allSatisfy { $0 >= 0 && $0 < rowCount } ? rows : rows.filter { $0 >= 0 && $0 < rowCount }
         guard !inside.isEmpty else { return }
-        withUnsafeBytes { bytes in
+        _ = withContiguousStorageIfAvailable { elements in
             inside.withUnsafeBufferPointer {
-                SwipeRankNumerics.prefetch(bytes.baseAddress!, stride: width * MemoryLayout<Element>.stride, rows: $0,
-                                           bytes: width * MemoryLayout<Element>.stride)
-            }
-        }
-    }
-}
-
-extension ContiguousArray {
-    /// `Array.prefetch(rows:width:)` for a contiguous array.
-    ///
-    /// - Parameters:
-    ///   - rows: Row numbers.
-    ///   - width: Elements per row.
-    @inlinable
-    package func prefetch(rows: [Int], width: Int = 1) {
-        guard width > 0, !rows.isEmpty else { return }
-        let rowCount = count / width
-        let inside = rows.allSatisfy { $0 >= 0 && $0 < rowCount } ? rows : rows.filter { $0 >= 0 && $0 < rowCount }
-        guard !inside.isEmpty else { return }
-        withUnsafeBytes { bytes in
-            inside.withUnsafeBufferPointer {
-                SwipeRankNumerics.prefetch(bytes.baseAddress!, stride: width * MemoryLayout<Element>.stride, rows: $0,
+                SwipeRankNumerics.prefetch(UnsafeRawPointer(elements.baseAddress!), stride: width * MemoryLayout<Element>.stride, rows: $0,
                                            bytes: width * MemoryLayout<Element>.stride)
             }
         }

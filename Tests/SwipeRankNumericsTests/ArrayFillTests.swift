@@ -48,6 +48,8 @@ struct PrefetchTests {
         }
         let contiguous = ContiguousArray(values)
         contiguous.prefetch(rows: [-1, 0, values.count / 2, values.count, Int.max / 8], width: 2)
-        #expect(values == copy && Array(contiguous) == copy, "seed \(seed)")
+        let slice = contiguous[(values.count / 3)...]  // rows count from the slice's first element
+        slice.prefetch(rows: [-1, 0, slice.count - 1, slice.count], width: 1)
+        #expect(values == copy && Array(contiguous) == copy && Array(slice) == Array(copy[(values.count / 3)...]), "seed \(seed)")
     }
 }

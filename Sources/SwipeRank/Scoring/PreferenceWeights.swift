@@ -108,18 +108,12 @@ public struct RelativeTerms: Sendable {
     }
 
     /// Starts loading these items' stored values (one per term) into the caches: a deck's likely
-    /// cards and probe candidates, before it reads them. Nothing for computed terms.
+    /// cards, before it builds them. Nothing for computed terms.
     ///
     /// - Parameter items: Items (others are left out).
     func prefetch(items: [Int]) {
-        guard computed == nil, itemCount > 0, !items.isEmpty else { return }
-        let inside = items.allSatisfy { $0 >= 0 && $0 < itemCount } ? items : items.filter { $0 >= 0 && $0 < itemCount }
-        let unit = MemoryLayout<Int16>.stride
-        storage.withUnsafeBytes { values in
-            inside.withUnsafeBufferPointer { rows in
-                for k in names.indices { SwipeRankNumerics.prefetch(values.baseAddress! + k &* itemCount &* unit, stride: unit, rows: rows, bytes: unit) }
-            }
-        }
+        guard computed == nil else { return }
+        for k in names.indices { storage[(k &* itemCount)..<((k &+ 1) &* itemCount)].prefetch(rows: items) }
     }
 
     static func quantize(_ value: Float) -> Int16 {
