@@ -130,6 +130,21 @@ import Testing
         #expect(summaries.json(of: cards[1].item) != nil)
     }
 
+    @Test("the summaries written once, back to back, are each item's own JSON, on a generated catalog")
+    func packedSummaries() throws {
+        let catalog = try SyntheticCatalog.catalog(items: 777, seed: 12)
+        let summaries = SummaryJSON(catalog: catalog)
+        for row in 0..<catalog.count {
+            var w = JSONWriter()
+            try catalog.summary(row: row).write(to: &w)
+            #expect(summaries.json(of: catalog.summary(row: row)).map { Array($0) } == w.bytes, "row \(row)")
+        }
+        // Not the catalog's item, or renamed: written per card.
+        let first = catalog.summary(row: 0)
+        #expect(summaries.json(of: ItemSummary(id: "not-an-item", name: first.name, attributes: first.attributes)) == nil)
+        #expect(summaries.json(of: ItemSummary(id: first.id, name: first.name + "!", attributes: first.attributes)) == nil)
+    }
+
     @Test("brief cards written from the labels table equal JSONEncoder's minimal cards, on ids and names with escapes, both vocabularies")
     func briefCards() throws {
         // A synthetic catalog whose ids and names carry quotes, backslashes, slashes, tabs and

@@ -282,7 +282,7 @@ struct FullCard: Encodable {
     var card: Recommendation
     var position: Int?
     /// `card.item` already written as JSON (`SummaryJSON`), or nil to write it.
-    var schoolJSON: [UInt8]? = nil
+    var schoolJSON: ArraySlice<UInt8>? = nil
     /// The catalog's names (`item` and no `matched_majors` outside colleges).
     var vocabulary: ItemVocabulary = .school
 
@@ -537,26 +537,40 @@ extension String {
 /// attribute, keys sorted) was most of a deck's JSON time. Above
 /// `Catalog.eagerSummaryLimit` items nothing is written ahead (every card is written when
 /// served): a million items' JSON would be more memory than their feature matrix.
+///
+/// The summaries lie back to back in one buffer: an array per item had cost a buffer of the
+/// writer's starting capacity (1 KiB) each, for ~170 bytes of a restaurant's JSON.
 struct SummaryJSON: Sendable {
     private let catalog: Catalog
-    private let bytes: [[UInt8]?]
+    /// Every row's summary JSON, back to back.
+    private let bytes: [UInt8]
+    /// Row r's JSON is `bytes[starts[r]..<starts[r + 1]]`, empty for one the writer refused
+    /// (written per card); N + 1 offsets, none when nothing is written ahead.
+    private let starts: [Int]
 
-    /// Writes every item's summary (nil for one the writer refuses, which is then written per card).
+    /// Writes every item's summary.
     init(catalog: Catalog) {
         self.catalog = catalog
-        guard catalog.count <= Catalog.eagerSummaryLimit else { bytes = []; return }
-        bytes = (0..<catalog.count).map { row in
-            var w = JSONWriter(capacity: 1_024)
-            return (try? catalog.summary(row: row).write(to: &w)).map { w.bytes }
+        guard catalog.count <= Catalog.eagerSummaryLimit else { (bytes, starts) = ([], []); return }
+        var all = JSONWriter(capacity: catalog.count * 192)
+        var starts = [0]
+        starts.reserveCapacity(catalog.count + 1)
+        for row in 0..<catalog.count {
+            var one = JSONWriter(capacity: 512)
+            if (try? catalog.summary(row: row).write(to: &one)) != nil { all.raw(one.bytes) }
+            starts.append(all.bytes.count)
         }
+        // Copied to its length: the capacity reserved above may have been generous.
+        (bytes, self.starts) = (Array(all.bytes[...]), starts)
     }
 
     /// The JSON of the catalog's summary of `summary`'s id when `summary` carries that id and
     /// name (every matcher serves the catalog's summary; a renamed one is written per card),
     /// else nil.
-    func json(of summary: ItemSummary) -> [UInt8]? {
-        guard !bytes.isEmpty, let row = catalog.row(of: summary.id), summary.name == catalog.names[row] else { return nil }
-        return bytes[row]
+    func json(of summary: ItemSummary) -> ArraySlice<UInt8>? {
+        guard !starts.isEmpty, let row = catalog.row(of: summary.id), summary.name == catalog.names[row] else { return nil }
+        let json = bytes[starts[row]..<starts[row + 1]]
+        return json.isEmpty ? nil : json
     }
 }
 
