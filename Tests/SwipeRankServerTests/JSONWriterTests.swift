@@ -145,6 +145,16 @@ import Testing
         #expect(summaries.json(of: ItemSummary(id: first.id, name: first.name + "!", attributes: first.attributes)) == nil)
     }
 
+    @Test("past eagerSummaryLimit items no summary or label is written ahead: cards write their own")
+    func nothingAheadPastTheLimit() throws {
+        for n in [Catalog.eagerSummaryLimit, Catalog.eagerSummaryLimit + 1] {
+            let catalog = try SyntheticCatalog.catalog(items: n, seed: 31)
+            let summary = catalog.summary(row: n - 1)
+            #expect((SummaryJSON(catalog: catalog).json(of: summary) != nil) == (n <= Catalog.eagerSummaryLimit), "\(n) items")
+            #expect(ItemLabelsJSON(catalog: catalog).covers(catalog) == (n <= Catalog.eagerSummaryLimit), "\(n) items")
+        }
+    }
+
     @Test("brief cards written from the labels table equal JSONEncoder's minimal cards, on ids and names with escapes, both vocabularies")
     func briefCards() throws {
         // A synthetic catalog whose ids and names carry quotes, backslashes, slashes, tabs and
