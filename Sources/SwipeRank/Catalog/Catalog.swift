@@ -143,8 +143,8 @@ public struct Catalog: Sendable {
     /// The most items whose summaries are built with the catalog; larger catalogs build each
     /// summary when asked (same value, built per card). Small enough that the summaries stay a
     /// few tens of MB (at 100,000 restaurants, with the service's JSON of them, they had been
-    /// 118 of an idle server's 168 MB of anonymous memory), large enough for every shipped
-    /// catalog, whose decks and evaluations write many cards.
+    /// 118,396 of an idle server's 167,868 KiB of anonymous memory), large enough for every
+    /// shipped catalog, whose decks and evaluations write many cards.
     package static let eagerSummaryLimit = 20_000
 
     /// The most items whose feature-major copy (`featuresByColumn`) is built with the catalog;
